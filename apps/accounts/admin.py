@@ -1,0 +1,36 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
+from django.contrib.auth.forms import UserCreationForm as DjangoUserCreationForm
+
+from apps.accounts.models import User
+
+
+class UserCreationForm(DjangoUserCreationForm):
+    class Meta:
+        model = User
+        fields = ("email",)
+
+
+class UserChangeForm(DjangoUserChangeForm):
+    class Meta:
+        model = User
+        fields = "__all__"
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    form = UserChangeForm
+    add_form = UserCreationForm
+    list_display = ("email", "name", "is_staff", "is_active", "date_joined", "last_login")
+    list_filter = ("is_staff", "is_superuser", "is_active")
+    search_fields = ("email", "name")
+    ordering = ("-date_joined",)
+    readonly_fields = ("date_joined", "last_login")
+    fieldsets = (
+        (None, {"fields": ("email", "password")}),
+        ("Profile", {"fields": ("name",)}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)

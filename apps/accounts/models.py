@@ -1,0 +1,70 @@
+from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
+from django.contrib.auth.models import PermissionsMixin
+from django.db import models
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def get_by_natural_key(self, email):
+        # Sign-in matches the address whatever its case, like allauth does.
+        return self.get(email__iexact=email)
+
+    def _create_user(self, email, password, **extra_fields):
+        if not email:
+            raise ValueError("An email address is required.")
+        user = self.model(email=self.normalize_email(email).lower(), **extra_fields)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_user(self, email, password=None, **extra_fields):
+        extra_fields.setdefault("is_staff", False)
+        extra_fields.setdefault("is_superuser", False)
+        return self._create_user(email, password, **extra_fields)
+
+    def create_superuser(self, email, password=None, **extra_fields):
+        extra_fields.setdefault("is_staff", True)
+        extra_fields.setdefault("is_superuser", True)
+        if not (extra_fields["is_staff"] and extra_fields["is_superuser"]):
+            raise ValueError("A superuser must have is_staff and is_superuser set.")
+        return self._create_user(email, password, **extra_fields)
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A reader. The email address is the login; there is no username."""
+
+    email = models.EmailField("email address", max_length=254, unique=True)
+    name = models.CharField("name", max_length=150, blank=True, help_text="Shown on reviews and leaderboards.")
+    is_staff = models.BooleanField("staff status", default=False, help_text="Can sign in to the admin site.")
+    is_active = models.BooleanField("active", default=True)
+    date_joined = models.DateTimeField("date joined", default=timezone.now)
+
+    objects = UserManager()
+
+    EMAIL_FIELD = "email"
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    class Meta:
+        ordering = ["email"]
+        constraints = [models.UniqueConstraint(Lower("email"), name="accounts_user_email_ci_unique")]
+
+    def __str__(self):
+        return self.email
+
+    def clean(self):
+        super().clean()
+        self.email = self.__class__.objects.normalize_email(self.email).lower()
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.email.split("@", 1)[0]
+
+    def get_full_name(self) -> str:
+        return self.name
+
+    def get_short_name(self) -> str:
+        return self.display_name

@@ -1,0 +1,50 @@
+from dataclasses import dataclass
+
+from allauth.account.models import EmailAddress
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import User
+
+DEMO_PASSWORD = "kernel-demo-pass"
+
+
+@dataclass(frozen=True)
+class DemoAccount:
+    email: str
+    name: str
+    role: str
+    is_staff: bool = False
+
+
+DEMO_ACCOUNTS = (
+    DemoAccount("admin@example.com", "Ada Admin", "staff: the admin site", is_staff=True),
+    DemoAccount("reader@example.com", "Rita Reader", "free reader"),
+    DemoAccount("subscriber@example.com", "Sam Subscriber", "full access"),
+)
+
+
+def sessions_clear_expired() -> int:
+    deleted, _ = Session.objects.filter(expire_date__lt=timezone.now()).delete()
+    return deleted
+
+
+@transaction.atomic
+def demo_accounts_ensure() -> list[DemoAccount]:
+    """Creates (or resets) the demo accounts with verified addresses. Refused outside
+    development and tests: a known password must never exist in production."""
+    if not getattr(settings, "DEMO_DATA_ALLOWED", False):
+        raise ImproperlyConfigured("Demo accounts may only be created where DEMO_DATA_ALLOWED is set (development).")
+    for account in DEMO_ACCOUNTS:
+        user, _ = User.objects.get_or_create(email=account.email, defaults={"name": account.name})
+        user.name = account.name
+        user.is_staff = account.is_staff
+        user.is_superuser = account.is_staff
+        user.is_active = True
+        user.set_password(DEMO_PASSWORD)
+        user.save()
+        EmailAddress.objects.update_or_create(user=user, email=account.email, defaults={"verified": True, "primary": True})
+    return list(DEMO_ACCOUNTS)

@@ -1,0 +1,7 @@
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+
+@login_required
+def profile(request):
+    return render(request, "account/profile.html", {"email_addresses": request.user.emailaddress_set.all()})

@@ -1,0 +1,11 @@
+"""The Celery app. Settings come from Django's settings under the CELERY_ prefix
+(config/settings/base.py lists queues, limits and acknowledgement policy)."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+
+app = Celery("kernel_engineering")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,28 @@
+"""Development: `make run` on a fresh machine with no services. SQLite, a file cache and
+Celery's file-system broker are the embedded defaults; any of them can be replaced by
+setting DATABASE_URL, REDIS_URL or CELERY_BROKER_URL."""
+from config.env import env_bool, env_str
+
+from .base import *  # noqa: F403
+from .base import VAR_DIR
+
+DEBUG = env_bool("DEBUG", True)  # noqa: F405
+SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-never-used-in-production-0123456789abcdef"  # noqa: F405
+ALLOWED_HOSTS = ALLOWED_HOSTS or ["127.0.0.1", "localhost", "[::1]"]  # noqa: F405
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
+LOGGING["handlers"]["console"]["formatter"] = LOG_FORMAT  # noqa: F405
+STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
+
+if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
+    # One folder is both in and out: the web process writes messages, the worker reads them.
+    _broker_dir = VAR_DIR / "celery-broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir),
+        "data_folder_out": str(_broker_dir),
+        "processed_folder": str(VAR_DIR / "celery-processed"),
+        "store_processed": False,
+    }
+
+# Demo data (demo accounts with a known password) may be loaded here and nowhere else.
+DEMO_DATA_ALLOWED = True

@@ -1,0 +1,25 @@
+"""Production: refuses to start without its secrets; secure by default."""
+from config.env import env_bool, env_int, env_required, env_str
+
+from .base import *  # noqa: F403
+from .base import cache_from_env, database_from_env
+
+DEBUG = False
+SECRET_KEY = env_required("SECRET_KEY")
+ALLOWED_HOSTS = [host.strip() for host in env_required("ALLOWED_HOSTS").split(",") if host.strip()]
+DATABASES = database_from_env(env_required("DATABASE_URL"))
+REDIS_URL = env_required("REDIS_URL")
+CACHES = cache_from_env(REDIS_URL)
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+SECURE_REDIRECT_EXEMPT = [r"^health/$"]  # the load balancer probes over plain HTTP
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+DEMO_DATA_ALLOWED = False

@@ -1,0 +1,20 @@
+from allauth.account.decorators import secure_admin_login
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import TemplateView
+
+from config.health import health
+
+admin.site.site_header = "Kernel Engineering admin"
+admin.site.site_title = "Kernel Engineering admin"
+admin.site.index_title = "Books, readers and the judge"
+# Admin sign-in goes through allauth, so its rate limits and verification apply there too.
+admin.site.login = secure_admin_login(admin.site.login)
+
+urlpatterns = [
+    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("health/", health, name="health"),
+    path("accounts/", include("apps.accounts.urls")),
+    path("accounts/", include("allauth.urls")),
+    path("admin/", admin.site.urls),
+]
