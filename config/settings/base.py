@@ -117,7 +117,9 @@ ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGIN_ON_PASSWORD_RESET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Kernel Engineering] "
-ACCOUNT_PREVENT_ENUMERATION = True
+# The issue asks for a clear "already registered" on sign-up; that reveals whether an address
+# has an account, which the login rate limits make cheap to accept.
+ACCOUNT_PREVENT_ENUMERATION = False
 ACCOUNT_SESSION_REMEMBER = None
 # allauth's defaults are kept (they are sensible); these are the ones a reader meets first.
 # They count in the cache, which is why every environment has a shared one.

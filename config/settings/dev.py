@@ -6,6 +6,8 @@ from config.env import env_bool, env_str
 from .base import *  # noqa: F403
 from .base import VAR_DIR
 
+VAR_DIR.mkdir(parents=True, exist_ok=True)  # SQLite, the file cache and the broker live here
+
 DEBUG = env_bool("DEBUG", True)  # noqa: F405
 SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-never-used-in-production-0123456789abcdef"  # noqa: F405
 ALLOWED_HOSTS = ALLOWED_HOSTS or ["127.0.0.1", "localhost", "[::1]"]  # noqa: F405
@@ -17,6 +19,7 @@ STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.Static
 if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
     # One folder is both in and out: the web process writes messages, the worker reads them.
     _broker_dir = VAR_DIR / "celery-broker"
+    _broker_dir.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
@@ -26,3 +29,7 @@ if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
 
 # Demo data (demo accounts with a known password) may be loaded here and nowhere else.
 DEMO_DATA_ALLOWED = True
+
+# Serve static files straight from the source folders; no collectstatic needed.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

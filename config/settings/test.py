@@ -7,7 +7,7 @@ from .base import cache_from_env, database_from_env
 DEBUG = False
 SECRET_KEY = SECRET_KEY or "test-only-key-not-secret-0123456789abcdefghijklmnopqrstuvwxyz"  # noqa: F405
 ALLOWED_HOSTS = ["*"]
-DATABASES = database_from_env("postgres://postgres@127.0.0.1:5432/kernel_engineering")
+DATABASES = database_from_env("postgres://postgres:postgres@127.0.0.1:5432/kernel_engineering")
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/1")
 CACHES = cache_from_env(REDIS_URL)
 CACHES["default"]["KEY_PREFIX"] = "ke-test"
@@ -17,3 +17,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; n
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
 DEMO_DATA_ALLOWED = True
+
+# Serve static files straight from the source folders; no collectstatic needed.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

@@ -1,0 +1,44 @@
+# Two commands do everything on a fresh machine: `make run` and `make test` (README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+INSTALLED := $(VENV)/.installed-stamp
+
+.PHONY: run test install services check-deploy clean
+
+# Re-installs whenever pyproject.toml changes.
+$(INSTALLED): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11 or newer is needed (found: $$($(PYTHON) --version))."; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[judge,dev]'
+	touch $@
+
+install: $(INSTALLED)
+
+# The site with its demo book on embedded defaults (SQLite, file cache, file-system Celery
+# broker): the web server and a Celery worker (with beat) together; Ctrl-C stops both.
+run: $(INSTALLED)
+	mkdir -p var
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	@echo
+	@echo "Kernel Engineering: http://127.0.0.1:$(PORT)/   (admin: http://127.0.0.1:$(PORT)/admin/)"
+	@echo
+	trap 'kill 0' EXIT INT TERM; \
+	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \
+	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+
+# The whole suite, against real PostgreSQL and Redis (started here where they are not
+# running) and Debian's chromium for the browser tests. pytest exits non-zero when it finds
+# no tests, so an empty run fails.
+test: $(INSTALLED) services
+	$(PY) -m pytest
+
+services:
+	bash .ci/services.sh
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache

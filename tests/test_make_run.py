@@ -1,0 +1,81 @@
+"""`make run` on its embedded defaults: no PostgreSQL, no Redis, no DATABASE_URL.
+
+Runs the real command in a scratch data folder and talks to it over HTTP, then sends a
+task through the file-system broker to the worker that `make run` started."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVICE_VARS = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def _wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def dev_site(tmp_path):
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    env.update(VAR_DIR=str(tmp_path), PORT=str(port), PYTHON=sys.executable)
+    log_path = tmp_path / "make-run.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield f"http://127.0.0.1:{port}", env, log_path
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def _reachable(url: str) -> bool:
+    try:
+        return _get(url) == 200
+    except OSError:
+        return False
+
+
+def test_make_run_serves_the_site_and_runs_tasks_with_no_services(dev_site):
+    base_url, env, log_path = dev_site
+    _wait_for(lambda: _reachable(base_url + "/health/"), 120, "the development server")
+
+    for path in ("/", "/accounts/login/", "/admin/login/"):
+        assert _get(base_url + path) == 200, path
+    log = log_path.read_text()
+    assert f"http://127.0.0.1:{base_url.rsplit(':', 1)[1]}/" in log
+    assert "reader@example.com" in log and "kernel-demo-pass" in log
+    assert (Path(env["VAR_DIR"]) / "db.sqlite3").exists()  # SQLite, as no DATABASE_URL is set
+
+    subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", "from apps.accounts.tasks import clear_expired_sessions; clear_expired_sessions.delay()"],
+        cwd=ROOT, env=env, check=True, timeout=60,
+    )
+    _wait_for(lambda: "clear_expired_sessions" in log_path.read_text() and "succeeded" in log_path.read_text(), 60, "the worker to run the task")
