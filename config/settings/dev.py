@@ -24,6 +24,7 @@ if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(VAR_DIR / "celery-processed"),
+        "control_folder": str(VAR_DIR / "celery-control"),  # kombu's default is ./control
         "store_processed": False,
     }
 
