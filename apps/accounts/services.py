@@ -32,19 +32,23 @@ def sessions_clear_expired() -> int:
     return deleted
 
 
-@transaction.atomic
 def demo_accounts_ensure() -> list[DemoAccount]:
     """Creates (or resets) the demo accounts with verified addresses. Refused outside
     development and tests: a known password must never exist in production."""
     if not getattr(settings, "DEMO_DATA_ALLOWED", False):
         raise ImproperlyConfigured("Demo accounts may only be created where DEMO_DATA_ALLOWED is set (development).")
-    for account in DEMO_ACCOUNTS:
-        user, _ = User.objects.get_or_create(email=account.email, defaults={"name": account.name})
-        user.name = account.name
-        user.is_staff = account.is_staff
-        user.is_superuser = account.is_staff
-        user.is_active = True
-        user.set_password(DEMO_PASSWORD)
-        user.save()
-        EmailAddress.objects.update_or_create(user=user, email=account.email, defaults={"verified": True, "primary": True})
+    with transaction.atomic():
+        for account in DEMO_ACCOUNTS:
+            _demo_account_reset(account)
     return list(DEMO_ACCOUNTS)
+
+
+def _demo_account_reset(account: DemoAccount) -> None:
+    user, _ = User.objects.get_or_create(email=account.email, defaults={"name": account.name})
+    user.name = account.name
+    user.is_staff = account.is_staff
+    user.is_superuser = account.is_staff
+    user.is_active = True
+    user.set_password(DEMO_PASSWORD)
+    user.save()
+    EmailAddress.objects.update_or_create(user=user, email=account.email, defaults={"verified": True, "primary": True})

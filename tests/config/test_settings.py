@@ -44,3 +44,20 @@ def test_a_malformed_boolean_fails_loudly():
 
     assert result.returncode != 0
     assert "SECURE_SSL_REDIRECT='perhaps' is not a boolean" in result.stderr
+
+
+def test_production_sends_email_over_smtp_from_the_environment():
+    code = "from django.conf import settings as s; print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_USE_TLS)"
+    env = {**PROD_ENV, "EMAIL_HOST": "smtp.mail.example", "EMAIL_PORT": "2525"}
+
+    result = _manage("shell", "-c", code, env_overrides=env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].split() == ["django.core.mail.backends.smtp.EmailBackend", "smtp.mail.example", "2525", "True"]
+
+
+def test_production_refuses_to_load_demo_accounts():
+    result = _manage("load_demo", env_overrides=PROD_ENV)
+
+    assert result.returncode != 0
+    assert "DEMO_DATA_ALLOWED" in result.stderr
