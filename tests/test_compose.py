@@ -242,12 +242,26 @@ def healthcheck_urls(test: list[str] | str) -> list[str]:
 # --- The Compose spec ------------------------------------------------------------------------
 
 
-def test_compose_file_validates_against_the_compose_spec():
+OVERRIDE_FILES = sorted((ROOT / "docker").glob("compose*.yml"))
+
+
+def test_compose_files_validate_against_the_compose_spec():
+    files = [COMPOSE_FILE, *OVERRIDE_FILES]
     result = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec", str(COMPOSE_FILE)],
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec", *map(str, files)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
-    assert result.returncode == 0, f"check-jsonschema rejected docker-compose.yml:\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, f"check-jsonschema rejected a compose file:\n{result.stdout}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("override", OVERRIDE_FILES, ids=lambda p: p.name)
+def test_override_files_extend_existing_services_with_documented_variables(override, services):
+    data = yaml.safe_load(override.read_text())
+    unknown = set(data.get("services", {})) - set(services)
+    assert not unknown, f"{override.name} overrides services that docker-compose.yml lacks: {sorted(unknown)}"
+    documented = set(re.findall(r"^\s*#?\s*([A-Z][A-Z0-9_]*)=", ENV_EXAMPLE.read_text(), re.M))
+    used = set(re.findall(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)", yaml.safe_dump(data)))
+    assert used <= documented, f"{override.name}: .env.example does not document {sorted(used - documented)}"
 
 
 def test_no_obsolete_version_key_and_all_services_present(raw_compose, services):

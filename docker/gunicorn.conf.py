@@ -1,0 +1,23 @@
+"""Gunicorn settings for the `web` service (docker-compose.yml). Every value can be changed from
+the environment without rebuilding the image."""
+import multiprocessing
+import os
+
+bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+# WEB_CONCURRENCY is the conventional knob; the default suits a small VM, not the GPU node.
+workers = int(os.environ.get("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 9)))
+threads = int(os.environ.get("GUNICORN_THREADS", "2"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = 30
+keepalive = 5
+# Recycle workers now and then so a slow leak never takes the site down.
+max_requests = 2000
+max_requests_jitter = 200
+# Heartbeat files in memory: a container's overlay file system can stall them.
+worker_tmp_dir = "/dev/shm"
+# Requests are logged as JSON by the Django middleware; gunicorn logs only errors to stderr.
+accesslog = None
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+# The TLS proxy in front sets X-Forwarded-Proto; Django trusts it (SECURE_PROXY_SSL_HEADER).
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "*")
