@@ -1,6 +1,4 @@
 """Real-browser tests: Playwright driving Debian's chromium against Django's live server."""
-import os
-
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
@@ -16,9 +14,13 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-# between browser steps are still plain synchronous calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+@pytest.fixture(autouse=True)
+def _orm_beside_playwright(monkeypatch):
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+    # between browser steps are still plain synchronous calls. Only for these tests, so
+    # subprocesses started elsewhere in the suite don't inherit it.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def pytest_collection_modifyitems(items):
