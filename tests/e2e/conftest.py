@@ -15,28 +15,25 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _orm_beside_playwright(monkeypatch):
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-    # between browser steps are still plain synchronous calls. Only for these tests, so
-    # subprocesses started elsewhere in the suite don't inherit it.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
+    # Playwright's sync API runs an event loop in this thread, and Django then refuses ORM
+    # calls here; the tests' ORM calls between browser steps are plain synchronous ones.
+    # Module scope, so the variable is gone again before other tests start subprocesses.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            yield browser
+            browser.close()
 
 
 @pytest.fixture
