@@ -1,4 +1,6 @@
 """Every account page renders inside the site's own layout (not allauth's bare one)."""
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -14,6 +16,7 @@ def _assert_site_layout(response):
     assert 'href="#main"' in html  # the skip link of base.html
     assert "Kernel Engineering" in html
     assert "/static/css/" in html
+    assert "htmx" in html  # django-htmx's script, for live fragments
 
 
 @pytest.mark.parametrize("name", PUBLIC_PAGES)
@@ -45,3 +48,13 @@ def test_unknown_pages_are_a_friendly_404(client):
 
     assert response.status_code == 404
     assert 'href="#main"' in response.content.decode()
+
+
+def test_every_stylesheet_script_and_icon_the_layout_links_is_served(client):
+    html = client.get("/").content.decode()
+    assets = re.findall(r'(?:src|href)="(/static/[^"]+)"', html)
+
+    assert any("htmx" in path for path in assets)
+    assert any(path.endswith(".css") for path in assets)
+    for path in assets:
+        assert client.get(path).status_code == 200, path

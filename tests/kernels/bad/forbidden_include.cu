@@ -1,0 +1,13 @@
+// Expected: source_rejected (NVRTC would quote the file in its error log).
+#include "/etc/passwd"
+extern "C" __global__ void vector_add(const float* A, const float* B, float* C, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) C[i] = A[i] + B[i];
+}
+
+/* @plan
+[[launch]]
+kernel = "vector_add"
+grid = ["cdiv(N, 256)"]
+block = [256]
+*/

@@ -1,0 +1,13 @@
+// Expected: runtime_error (__trap() aborts the kernel and poisons the CUDA context of the process).
+extern "C" __global__ void vector_add(const float* A, const float* B, float* C, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0) __trap();
+    if (i < N) C[i] = A[i] + B[i];
+}
+
+/* @plan
+[[launch]]
+kernel = "vector_add"
+grid = ["cdiv(N, 256)"]
+block = [256]
+*/
