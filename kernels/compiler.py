@@ -1,0 +1,231 @@
+"""Compilation with NVRTC, on any machine: no GPU, no CUDA driver, no host compiler.
+
+`compile_submission` screens the source, parses and resolves the launch plan at every shape of the
+problem, then runs NVRTC in a child process (time- and memory-bounded) through CuPy's low-level binding,
+which loads libnvrtc without touching a device. The result carries the cubin, NVRTC's log (line numbers
+are the submitted file's), the lowered (mangled) name of each planned kernel and ptxas' resource report.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Union
+
+from kernels import plan as plan_mod
+from kernels import problems, sandbox, source as source_mod
+from kernels.results import CompileResult, KernelResources, Verdict
+
+DEFAULT_ARCH = "sm_90"
+SUPPORTED_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+COMPILE_TIMEOUT_S = 30.0
+COMPILE_ADDRESS_SPACE_BYTES = 8 << 30  # NVRTC on a pathological template can eat memory: cap the child
+PROGRAM_NAME = "submission.cu"  # NVRTC's log names the file so: "submission.cu(12): error: ..."
+
+
+def _nvrtc():
+    """CuPy's NVRTC binding; the cupy_backends path avoids importing all of CuPy (0.1 s instead of 0.6 s)."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+    except ImportError:  # layout of other CuPy versions
+        from cupy.cuda import nvrtc
+    return nvrtc
+
+
+def nvrtc_version() -> str:
+    major, minor = _nvrtc().getVersion()
+    return f"{major}.{minor}"
+
+
+def compile_submission(
+    source: str,
+    problem: Union[str, problems.Problem],
+    arch: str = DEFAULT_ARCH,
+    timeout_s: float = COMPILE_TIMEOUT_S,
+) -> CompileResult:
+    """Screen, plan and compile one submission. Never raises for a bad submission: see `verdict`."""
+    problem = problems.load(problem) if isinstance(problem, str) else problem
+    if arch not in SUPPORTED_ARCHS:
+        raise ValueError(f"arch {arch!r} is not one of {', '.join(SUPPORTED_ARCHS)}")
+    result = CompileResult(
+        verdict=Verdict.COMPILED, message="", problem=problem.name, arch=arch,
+        source_sha256=hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest(),
+    )
+    try:
+        source_mod.screen(source)
+        launches = plan_mod.extract_plan(source)
+        result.plan = [launch.to_dict() for launch in launches]
+        plan_mod.resolve_all(launches, problem.all_shapes(), arch)
+        _check_kernels_defined(source, launches)
+    except source_mod.SourceRejected as exc:
+        return _failed(result, Verdict.SOURCE_REJECTED, str(exc))
+    except plan_mod.PlanError as exc:
+        return _failed(result, Verdict.PLAN_ERROR, str(exc))
+    names = sorted({launch.kernel for launch in launches})
+    payload = {"source": source, "names": names, "arch": arch}
+    outcome = sandbox.run_once(
+        "kernels.compiler:compile_job", payload, timeout_s,
+        sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES),
+    )
+    return _with_outcome(result, outcome, names, timeout_s)
+
+
+def _check_kernels_defined(source: str, launches: list[plan_mod.Launch]) -> None:
+    code = source_mod.strip_comments(source)
+    for launch in launches:
+        if not re.search(rf"\b{re.escape(launch.base_name)}\b", code):
+            raise plan_mod.PlanError(f"the plan launches {launch.kernel!r} but no kernel {launch.base_name!r} is defined")
+
+
+def _failed(result: CompileResult, verdict: Verdict, message: str, log: str = "") -> CompileResult:
+    result.verdict, result.message, result.log = verdict, message, log
+    return result
+
+
+def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[str], timeout_s: float) -> CompileResult:
+    result.compile_time_ms = outcome.wall_time_ms
+    if outcome.status is sandbox.Status.TIMED_OUT:
+        return _failed(result, Verdict.TIMED_OUT, f"compilation took longer than {timeout_s:g} s")
+    if outcome.status is sandbox.Status.CRASHED:
+        return _failed(result, Verdict.CRASHED, f"the compiler died ({outcome.died_of}), perhaps out of memory")
+    if outcome.status is sandbox.Status.ERROR:
+        return _failed(result, Verdict.INTERNAL_ERROR, "the compile job failed", outcome.error)
+    job = outcome.value
+    result.nvrtc_version = job["nvrtc_version"]
+    if not job["ok"]:
+        return _failed(result, Verdict.COMPILE_ERROR, first_error(job["log"]) or "compilation failed", job["log"])
+    result.log = job["log"]
+    result.cubin = job["cubin"]
+    result.lowered_names = job["lowered_names"]
+    resources = parse_ptxas_info(job["log"])
+    result.kernels = [
+        resources.get(result.lowered_names[n], KernelResources(n, result.lowered_names[n])) for n in names
+    ]
+    for kernel, name in zip(result.kernels, names):
+        kernel.name = name
+    result.message = f"compiled for {result.arch} in {result.compile_time_ms:.0f} ms"
+    return result
+
+
+def first_error(log: str) -> str:
+    for line in log.splitlines():
+        if ": error" in line or "error:" in line.lower():
+            return line.strip()
+    return ""
+
+
+def compile_job(payload: dict) -> dict:
+    """Child side: run NVRTC. Returns plain data (picklable) for the parent."""
+    ok, log, cubin, lowered = nvrtc_compile(payload["source"], payload["names"], payload["arch"])
+    return {"ok": ok, "log": log, "cubin": cubin, "lowered_names": lowered, "nvrtc_version": nvrtc_version()}
+
+
+def nvrtc_compile(source: str, names: list[str], arch: str, extra_options: tuple[str, ...] = ()) -> tuple[bool, str, bytes, dict]:
+    """Compile to a cubin for `arch`; (ok, log, cubin, {name expression: lowered name})."""
+    nvrtc = _nvrtc()
+    options = [
+        f"--gpu-architecture={arch}",
+        "--std=c++17",
+        "--generate-line-info",  # source lines in the cubin for profilers; costs nothing at run time
+        "--ptxas-options=-v",  # registers, shared memory, stack frame and spills into the log
+        *[f"--include-path={d}" for d in include_dirs()],
+        *extra_options,
+    ]
+    program = nvrtc.createProgram(source, PROGRAM_NAME, [], [])
+    try:
+        for name in names:
+            nvrtc.addNameExpression(program, name)
+        try:
+            nvrtc.compileProgram(program, options)
+        except nvrtc.NVRTCError:
+            return False, _clean(nvrtc.getProgramLog(program)), b"", {}
+        lowered = {name: nvrtc.getLoweredName(program, name) for name in names}
+        return True, _clean(nvrtc.getProgramLog(program)), nvrtc.getCUBIN(program), lowered
+    finally:
+        nvrtc.destroyProgram(program)
+
+
+def _clean(log: str) -> str:
+    return log.replace("\x00", "").rstrip() + "\n"
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
+
+
+def parse_ptxas_info(log: str) -> dict[str, KernelResources]:
+    """ptxas -v's report per entry function, keyed by lowered name."""
+    found: dict[str, KernelResources] = {}
+    current: Optional[KernelResources] = None
+    for line in log.splitlines():
+        if m := _ENTRY.search(line):
+            current = found.setdefault(m.group(1), KernelResources(m.group(1), m.group(1)))
+        elif current is not None and (m := _FRAME.search(line)):
+            current.local_bytes, current.spill_store_bytes, current.spill_load_bytes = map(int, m.groups())
+        elif current is not None and (m := _USED.search(line)):
+            current.registers = int(m.group(1))
+            smem, cmem = _SMEM.search(line), _CMEM.search(line)
+            current.static_shared_bytes = int(smem.group(1)) if smem else 0
+            current.const_bytes = int(cmem.group(1)) if cmem else 0
+    return found
+
+
+# ---- include folders -------------------------------------------------------------------------------
+
+_VERSION_DEFINE = re.compile(r"#define\s+CUDART_VERSION\s+(\d+)")
+
+
+def include_dirs() -> list[str]:
+    """Folders holding cuda_fp16.h & co. and crt/mma.h, matched to the NVRTC in use.
+
+    Order: $KERNELS_CUDA_INCLUDE (os.pathsep-separated, taken as is), then the toolkit ($CUDA_PATH,
+    $CUDA_HOME, /usr/local/cuda) and the nvidia-* wheels on sys.path, keeping folders whose
+    cuda_runtime_api.h has NVRTC's major version (mixing 12.x headers with NVRTC 13 fails to compile).
+    """
+    override = os.environ.get("KERNELS_CUDA_INCLUDE")
+    if override:
+        return [d for d in override.split(os.pathsep) if d]
+    major = int(nvrtc_version().split(".")[0])
+    candidates = _candidate_dirs()
+    runtime_dirs = [d for d in candidates if (d / "cuda_fp16.h").is_file() and _cudart_major(d) == major]
+    if not runtime_dirs:
+        runtime_dirs = [d for d in candidates if (d / "cuda_fp16.h").is_file()]
+    if not runtime_dirs:
+        return []
+    chosen = [runtime_dirs[0]]
+    if not (runtime_dirs[0] / "crt" / "mma.h").is_file():
+        # The wheels split the headers: crt/ comes from nvidia-cuda-nvcc, installed beside nvidia-cuda-runtime.
+        siblings = [d for d in candidates if (d / "crt" / "mma.h").is_file()]
+        siblings.sort(key=lambda d: d.parent.parent != runtime_dirs[0].parent.parent)
+        chosen += siblings[:1]
+    return [str(d) for d in chosen]
+
+
+def _candidate_dirs() -> list[Path]:
+    roots = [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), "/usr/local/cuda"]
+    dirs = [Path(r) / "include" for r in roots if r]
+    for entry in sys.path:
+        for pattern in ("nvidia/*/include", "nvidia/*/*/include", "nvidia/cu*/include"):
+            dirs += [Path(p) for p in sorted(glob.glob(os.path.join(entry, pattern)))]
+    seen, unique = set(), []
+    for d in dirs:
+        if d.is_dir() and d.resolve() not in seen:
+            seen.add(d.resolve())
+            unique.append(d)
+    return unique
+
+
+def _cudart_major(folder: Path) -> Optional[int]:
+    try:
+        match = _VERSION_DEFINE.search((folder / "cuda_runtime_api.h").read_text(errors="replace"))
+    except OSError:
+        return None
+    return int(match.group(1)) // 1000 if match else None

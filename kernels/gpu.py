@@ -1,0 +1,242 @@
+"""GPU-side state of a worker process: device facts, the cuBLAS handle, the L2 flush buffer, ceilings, telemetry.
+
+Imported only inside a sandboxed child (it initialises CUDA). `warm_up` is the Worker's setup hook, so a
+warm worker has CuPy imported, the CUDA context and cuBLAS handle made and the ceilings measured before
+the first submission arrives.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import cupy as cp
+import numpy as np
+from cupy.cuda import runtime
+from cupy_backends.cuda.libs import cublas
+
+from kernels import compiler
+from kernels.results import Ceilings, Telemetry
+
+# cudaDeviceAttr values (driver_types.h).
+_ATTR_L2_CACHE_SIZE = 89
+_ATTR_MAX_SHARED_PER_BLOCK_OPTIN = 97
+_ATTR_MULTIPROCESSOR_COUNT = 16
+_ATTR_CC_MAJOR = 75
+_ATTR_CC_MINOR = 76
+_ATTR_MAX_CLOCK_KHZ = 13  # cudaDevAttrClockRate: the peak SM clock
+_LIMIT_PRINTF_FIFO_SIZE = 0x01  # cudaLimitPrintfFifoSize
+# Device printf records go to a FIFO that the driver drains at each synchronisation; whatever overflows it
+# is dropped on the device. 64 KB (the default is 1 MB) bounds what one launch can print, so the judge's
+# output check after each launch stops a flood long before the worker's file-size cap is reached.
+PRINTF_FIFO_BYTES = 64 * 1024
+
+
+@dataclass
+class GpuContext:
+    name: str
+    cc_major: int
+    cc_minor: int
+    sm_count: int
+    l2_bytes: int
+    max_shared_optin_bytes: int
+    pci_bus_id: str  # how nvidia-smi names this GPU whatever CUDA_VISIBLE_DEVICES says
+    cublas_handle: int
+    flush_buffer: cp.ndarray  # >= 2x L2, rewritten between timed launches so no input stays cached
+    _ceilings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def compute_capability(self) -> str:
+        return f"{self.cc_major}.{self.cc_minor}"
+
+    def flush_l2(self) -> None:
+        runtime.memsetAsync(self.flush_buffer.data.ptr, 0, self.flush_buffer.nbytes, cp.cuda.get_current_stream().ptr)
+
+    def ceilings(self, tensor_fp16: bool = False) -> Ceilings:
+        """Measured once per process: copy bandwidth and FP32 FMA rate always, the FP16 tensor rate on demand."""
+        if "copy_gbps" not in self._ceilings:
+            self._ceilings["copy_gbps"] = measure_copy_gbps()
+            self._ceilings["fp32_tflops"] = measure_fp32_tflops(self.sm_count, _arch_of(self))
+        if tensor_fp16 and "tensor_fp16_tflops" not in self._ceilings:
+            self._ceilings["tensor_fp16_tflops"] = measure_tensor_fp16_tflops(self.cublas_handle)
+        return Ceilings(
+            copy_gbps=self._ceilings["copy_gbps"],
+            fp32_tflops=self._ceilings["fp32_tflops"],
+            tensor_fp16_tflops=self._ceilings.get("tensor_fp16_tflops"),
+            method=CEILINGS_METHOD,
+        )
+
+
+CEILINGS_METHOD = (
+    "copy: cudaMemcpy device-to-device of 1 GiB, bytes read + written, median of 10; "
+    "fp32: FFMA chains (16 independent per thread, 8 blocks of 256 per SM), median of 5; "
+    "tensor_fp16: cuBLAS GemmEx FP16 in, FP32 compute and out, 8192^3, median of 5"
+)
+
+_CONTEXT: Optional[GpuContext] = None
+
+
+def context() -> GpuContext:
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = _make_context()
+    return _CONTEXT
+
+
+def warm_up() -> None:
+    """The GPU worker's setup hook: everything a first job would otherwise pay for, including CuPy's
+    run-time compilation of the elementwise kernels that input generation and checking use."""
+    from kernels import problems, runner
+
+    ctx = context()
+    ctx.ceilings(tensor_fp16=True)
+    for name in problems.available():
+        problem = problems.load(name)
+        runner.rehearse(problem, ctx)
+
+
+def _make_context() -> GpuContext:
+    device = runtime.getDevice()
+    runtime.deviceSetLimit(_LIMIT_PRINTF_FIFO_SIZE, PRINTF_FIFO_BYTES)  # only possible before the first launch
+    attr = lambda a: runtime.deviceGetAttribute(a, device)  # noqa: E731
+    props = runtime.getDeviceProperties(device)
+    l2_bytes = attr(_ATTR_L2_CACHE_SIZE)
+    handle = cublas.create()
+    # Default math mode: FP32 GEMMs stay FP32 (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH or an env override).
+    cublas.setMathMode(handle, cublas.CUBLAS_DEFAULT_MATH)
+    cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+    return GpuContext(
+        name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        cc_major=attr(_ATTR_CC_MAJOR),
+        cc_minor=attr(_ATTR_CC_MINOR),
+        sm_count=attr(_ATTR_MULTIPROCESSOR_COUNT),
+        l2_bytes=l2_bytes,
+        max_shared_optin_bytes=attr(_ATTR_MAX_SHARED_PER_BLOCK_OPTIN),
+        pci_bus_id=f"{props['pciDomainID']:08X}:{props['pciBusID']:02X}:{props['pciDeviceID']:02X}.0",
+        cublas_handle=handle,
+        flush_buffer=cp.empty(max(2 * l2_bytes, 64 << 20), dtype=cp.uint8),
+    )
+
+
+def _arch_of(ctx: GpuContext) -> str:
+    return f"sm_{ctx.cc_major}{ctx.cc_minor}"
+
+
+def time_median_ms(launch: Callable[[], None], repeats: int, before: Optional[Callable[[], None]] = None) -> float:
+    """Median of CUDA-event times of `launch` (after one warm-up), `before` run outside the timed region."""
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    launch()
+    times = []
+    for _ in range(repeats):
+        if before:
+            before()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return float(np.median(times))
+
+
+def measure_copy_gbps(nbytes: int = 1 << 30) -> float:
+    src = cp.ones(nbytes // 4, dtype=cp.float32)
+    dst = cp.empty_like(src)
+    ms = time_median_ms(lambda: dst.data.copy_from_device_async(src.data, nbytes), repeats=10)
+    return 2 * nbytes / (ms * 1e-3) / 1e9
+
+
+_FMA_SOURCE = r"""
+// 16 independent FMA chains per thread hide the FMA latency; a, b come at run time so nothing folds.
+extern "C" __global__ void fma_peak(float* out, int iters, float a, float b) {
+    float x[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) x[j] = threadIdx.x * 1e-3f + j;
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int j = 0; j < 16; ++j) x[j] = fmaf(x[j], a, b);
+    }
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) s += x[j];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"""
+
+
+def measure_fp32_tflops(sm_count: int, arch: str, iters: int = 8192) -> float:
+    ok, log, cubin, lowered = compiler.nvrtc_compile(_FMA_SOURCE, ["fma_peak"], arch)
+    if not ok:
+        raise RuntimeError(f"FMA kernel failed to compile: {log}")
+    module = cp.cuda.function.Module()
+    module.load(cubin)
+    kernel = module.get_function(lowered["fma_peak"])
+    blocks, threads = sm_count * 8, 256
+    out = cp.empty(blocks * threads, dtype=cp.float32)
+    args = (out, np.int32(iters), np.float32(0.999), np.float32(1e-3))
+    ms = time_median_ms(lambda: kernel((blocks,), (threads,), args), repeats=5)
+    flops = 2 * 16 * iters * blocks * threads
+    return flops / (ms * 1e-3) / 1e12
+
+
+def measure_tensor_fp16_tflops(handle: int, n: int = 8192) -> float:
+    a = cp.random.default_rng(1).random((n, n), dtype=cp.float32).astype(cp.float16)
+    c = cp.zeros((n, n), dtype=cp.float32)
+    one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
+
+    def gemm() -> None:
+        cublas.gemmEx(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, n, n, one.ctypes.data,
+                      a.data.ptr, runtime.CUDA_R_16F, n, a.data.ptr, runtime.CUDA_R_16F, n, zero.ctypes.data,
+                      c.data.ptr, runtime.CUDA_R_32F, n, cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT)
+
+    ms = time_median_ms(gemm, repeats=5)
+    return 2 * n**3 / (ms * 1e-3) / 1e12
+
+
+def telemetry(ctx: GpuContext) -> Telemetry:
+    info = Telemetry(
+        gpu_name=ctx.name,
+        compute_capability=ctx.compute_capability,
+        sm_count=ctx.sm_count,
+        l2_bytes=ctx.l2_bytes,
+        cuda_driver_version=runtime.driverGetVersion(),
+        cuda_runtime_version=runtime.runtimeGetVersion(),
+        cupy_version=cp.__version__,
+        numpy_version=np.__version__,
+        nvrtc_version=compiler.nvrtc_version(),
+    )
+    _fill_from_nvidia_smi(info, ctx.pci_bus_id)
+    if info.max_sm_clock_mhz is None:
+        info.max_sm_clock_mhz = runtime.deviceGetAttribute(_ATTR_MAX_CLOCK_KHZ, runtime.getDevice()) // 1000
+    return info
+
+
+def _fill_from_nvidia_smi(info: Telemetry, device: str) -> None:
+    query = "clocks.sm,clocks.max.sm,temperature.gpu,power.draw,driver_version"
+    try:
+        line = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", f"--id={device}"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return
+    sm, max_sm, temp, power, driver = [v.strip() for v in line.split(",")]
+    info.sm_clock_mhz = _int_or_none(sm)
+    info.max_sm_clock_mhz = _int_or_none(max_sm)
+    info.temperature_c = _int_or_none(temp)
+    info.power_w = _float_or_none(power)
+    info.driver_version = driver
+
+
+def _int_or_none(text: str) -> Optional[int]:
+    try:
+        return int(float(text))
+    except ValueError:
+        return None
+
+
+def _float_or_none(text: str) -> Optional[float]:
+    try:
+        return float(text)
+    except ValueError:
+        return None

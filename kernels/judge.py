@@ -1,0 +1,116 @@
+"""The parent side of a GPU run: send a compiled submission to a sandboxed worker, turn its fate into a verdict.
+
+    judge = GpuJudge()                      # one per GPU; keeps a warm child between submissions
+    compiled = compile_submission(src, "sgemm")
+    result = judge.judge(compiled)          # JudgeResult; never raises for a bad submission
+    judge.close()
+
+`judge_submission` does both steps for one submission with a throw-away worker.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from typing import Optional, Union
+
+from kernels import compiler, problems, sandbox
+from kernels.results import CompileResult, JudgeResult, Verdict
+
+WARM_UP = "kernels.gpu:warm_up"
+JOB = "kernels.runner:judge_job"
+
+
+@dataclass
+class JudgeOptions:
+    seed: Optional[int] = None  # None: a fresh random seed per run (recorded in the result); set it on ranked runs
+    bench: bool = True  # False: correctness only
+    timeout_s: float = 120.0  # wall clock for the whole GPU job; the child is killed after it
+    time_budget_s: float = 4.0  # per benchmark shape, for the timed rounds
+    min_rounds: int = 10
+    max_rounds: int = 100
+    target_rel_std_err: float = 0.005
+
+
+class GpuJudge:
+    """A warm GPU worker. The child is replaced after a timeout, a crash or a CUDA error."""
+
+    def __init__(self, warm: bool = True):
+        self.worker = sandbox.Worker(setup=WARM_UP if warm else None)
+
+    def start(self) -> Optional[str]:
+        """Start the child now (CUDA context, cuBLAS handle, ceilings); returns an error text if that failed."""
+        outcome = self.worker.start()
+        return None if outcome.status is sandbox.Status.OK else (outcome.error or outcome.died_of or outcome.status.value)
+
+    def judge(self, compiled: CompileResult, options: JudgeOptions = JudgeOptions()) -> JudgeResult:
+        if not compiled.ok:
+            return JudgeResult(verdict=compiled.verdict, message=compiled.message, problem=compiled.problem,
+                               error=compiled.log, compile_time_ms=compiled.compile_time_ms)
+        seed = options.seed if options.seed is not None else secrets.randbits(31)
+        job_options = {k: v for k, v in asdict(options).items() if k not in ("seed", "timeout_s")}
+        payload = {
+            "problem": compiled.problem,
+            "arch": compiled.arch,
+            "cubin": compiled.cubin,
+            "lowered_names": compiled.lowered_names,
+            "plan": compiled.plan,
+            "kernels": [k.to_dict() for k in compiled.kernels],
+            "options": {"seed": seed, **job_options},
+        }
+        outcome = self.worker.call(JOB, payload, options.timeout_s)
+        result = _from_outcome(outcome, compiled.problem, seed, options.timeout_s)
+        result.compile_time_ms = compiled.compile_time_ms
+        return result
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def __enter__(self) -> "GpuJudge":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _from_outcome(outcome: sandbox.Outcome, problem: str, seed: int, timeout_s: float) -> JudgeResult:
+    if outcome.status is sandbox.Status.OK:
+        result = outcome.value
+    elif outcome.status is sandbox.Status.TIMED_OUT:
+        result = JudgeResult(Verdict.TIMED_OUT, f"no answer within {timeout_s:g} s (an endless loop, or far too slow); the run was killed",
+                             problem, seed)
+    elif outcome.status is sandbox.Status.CRASHED:
+        result = JudgeResult(Verdict.CRASHED, f"the GPU process died ({outcome.died_of})", problem, seed)
+    else:
+        result = JudgeResult(Verdict.INTERNAL_ERROR, "the judge failed; this is not your fault", problem, seed, error=outcome.error)
+    result.output, result.output_bytes = outcome.output, outcome.output_bytes
+    result.wall_time_ms = outcome.wall_time_ms
+    return result
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA GPU answers, asked of nvidia-smi so that this process creates no CUDA context."""
+    if not shutil.which("nvidia-smi"):
+        return False
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listing.returncode == 0 and "GPU" in listing.stdout
+
+
+def judge_submission(
+    submission: Union[str, CompileResult],
+    problem: Union[str, problems.Problem, None] = None,
+    arch: str = compiler.DEFAULT_ARCH,
+    options: JudgeOptions = JudgeOptions(),
+    judge: Optional[GpuJudge] = None,
+) -> JudgeResult:
+    """Compile (unless given a CompileResult) and judge one submission; a temporary worker unless `judge`."""
+    compiled = submission if isinstance(submission, CompileResult) else compiler.compile_submission(submission, problem, arch)
+    if judge is not None:
+        return judge.judge(compiled, options)
+    with GpuJudge(warm=False) as temporary:
+        return temporary.judge(compiled, options)

@@ -1,0 +1,253 @@
+"""The judge's result schema: typed dataclasses with a versioned JSON form.
+
+Every result the web app stores is one of these. `to_json()` / `from_json()` round-trip exactly;
+`SCHEMA_VERSION` changes whenever a field is renamed or its meaning changes (adding an optional
+field with a default does not).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+SCHEMA_VERSION = 1
+
+
+class Verdict(str, enum.Enum):
+    """What happened to a submission; the first failing stage decides."""
+
+    ACCEPTED = "accepted"  # correct at every test shape and timed (bench)
+    COMPILED = "compiled"  # source, plan and compilation are fine (check only; no GPU run yet)
+    SOURCE_REJECTED = "source_rejected"  # forbidden #include, source too large, ...
+    COMPILE_ERROR = "compile_error"
+    PLAN_ERROR = "plan_error"  # launch plan malformed or over the hardware's limits
+    WRONG_ANSWER = "wrong_answer"
+    RUNTIME_ERROR = "runtime_error"  # CUDA error: illegal address, trap, launch failure, ...
+    TIMED_OUT = "timed_out"
+    CRASHED = "crashed"  # the child process died without answering (signal, abort)
+    OUTPUT_LIMIT = "output_limit_exceeded"  # printf flood
+    INTERNAL_ERROR = "internal_error"  # a fault of the judge itself, not of the submission
+
+
+class _Schema:
+    """JSON (de)serialisation for the dataclasses below, driven by their type hints."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _dump(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        return json.dumps({"schema_version": SCHEMA_VERSION, **self.to_dict()}, indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        hints = typing.get_type_hints(cls)
+        kwargs = {f.name: _load(hints[f.name], data[f.name]) for f in dataclasses.fields(cls) if f.name in data}
+        return cls(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str):
+        data = json.loads(text)
+        version = data.pop("schema_version", None)
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {version!r} is not {SCHEMA_VERSION}")
+        return cls.from_dict(data)
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, _Schema):
+        return value.to_dict()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (list, tuple)):
+        return [_dump(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _dump(v) for k, v in value.items()}
+    return value
+
+
+def _load(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _load(inner[0], value)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return [_load(item, v) for v in value]
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        return tuple(_load(item, v) for v in value)
+    if origin is dict:
+        _, item = typing.get_args(hint)
+        return {k: _load(item, v) for k, v in value.items()}
+    if isinstance(hint, type) and issubclass(hint, _Schema):
+        return hint.from_dict(value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)
+    if hint is bytes:
+        return base64.b64decode(value)
+    if hint is float and isinstance(value, int):
+        return float(value)
+    return value
+
+
+@dataclass
+class KernelResources(_Schema):
+    """Per-kernel resources: from ptxas (-v) at compile time, and from the loaded function on the GPU."""
+
+    name: str  # as written in the plan, e.g. "sgemm_tiled<64, 64>"
+    lowered_name: str  # the mangled symbol in the cubin
+    registers: Optional[int] = None  # per thread
+    static_shared_bytes: Optional[int] = None
+    local_bytes: Optional[int] = None  # per thread; > 0 means a stack frame or spills
+    spill_store_bytes: Optional[int] = None
+    spill_load_bytes: Optional[int] = None
+    const_bytes: Optional[int] = None
+    max_threads_per_block: Optional[int] = None  # what the loaded function allows given its registers
+
+
+@dataclass
+class ResolvedLaunch(_Schema):
+    """One launch of the plan with its expressions evaluated at one shape."""
+
+    kernel: str
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    shared_bytes: int
+
+
+@dataclass
+class CompileResult(_Schema):
+    verdict: Verdict  # COMPILED, or SOURCE_REJECTED / PLAN_ERROR / COMPILE_ERROR / TIMED_OUT / CRASHED
+    message: str
+    problem: str
+    arch: str
+    log: str = ""  # NVRTC's log; line numbers refer to the submitted file
+    cubin: bytes = b""
+    lowered_names: dict[str, str] = field(default_factory=dict)  # plan kernel name -> symbol
+    kernels: list[KernelResources] = field(default_factory=list)
+    plan: list[dict[str, Any]] = field(default_factory=list)  # the launch plan as parsed (expressions kept)
+    source_sha256: str = ""
+    nvrtc_version: str = ""
+    compile_time_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is Verdict.COMPILED
+
+
+@dataclass
+class ShapeCheck(_Schema):
+    """Correctness at one shape: every output element compared with the reference."""
+
+    sizes: dict[str, int]
+    passed: bool
+    rel_err: Optional[float]  # ||out - ref|| / ||ref||, Frobenius
+    tolerance: float
+    max_abs_err: Optional[float] = None
+    nonfinite_count: int = 0  # NaN (poison left unwritten) or Inf
+    bad_count: int = 0  # elements off by more than `element_tolerance_factor` x tolerance x rms(ref)
+    first_bad_index: Optional[list[int]] = None  # multi-index into the output, e.g. [row, col]
+    first_bad_value: Optional[float] = None
+    first_bad_expected: Optional[float] = None
+    message: str = ""
+
+
+@dataclass
+class TimingStats(_Schema):
+    samples: int
+    median_ms: float
+    q25_ms: float
+    q75_ms: float
+    min_ms: float
+    mean_ms: float
+    rel_std_err: float  # standard error of the mean / mean
+
+    @property
+    def iqr_ms(self) -> float:
+        return self.q75_ms - self.q25_ms
+
+
+@dataclass
+class BenchResult(_Schema):
+    """Timing at one benchmark shape, candidate and baseline interleaved round by round."""
+
+    sizes: dict[str, int]
+    candidate: TimingStats
+    baseline: TimingStats
+    baseline_name: str
+    pct_of_baseline: float  # 100 * baseline median / candidate median
+    tflops: float  # problem FLOPs / candidate median
+    gbps: float  # problem's minimum bytes moved / candidate median (GB = 1e9 bytes)
+    baseline_tflops: float
+    roofline_tflops: float  # min(compute ceiling, intensity x copy bandwidth)
+    pct_of_roofline: float
+    rounds_checked: int  # timed outputs compared with the reference (all of them)
+    max_rel_err: float  # worst rel_err over the timed outputs
+    flops: int
+    bytes_moved: int
+    flags: list[str] = field(default_factory=list)  # plausibility flags for review
+
+
+@dataclass
+class Ceilings(_Schema):
+    """Ceilings measured once per worker process on the GPU in use."""
+
+    copy_gbps: float  # device-to-device copy, bytes read + written per second
+    fp32_tflops: Optional[float] = None  # FFMA loop kernel, all SMs
+    tensor_fp16_tflops: Optional[float] = None  # cuBLAS GemmEx FP16 in / FP32 accumulate at 8192^3
+    method: str = ""
+
+
+@dataclass
+class Telemetry(_Schema):
+    gpu_name: str = ""
+    compute_capability: str = ""
+    sm_count: int = 0
+    l2_bytes: int = 0
+    sm_clock_mhz: Optional[int] = None  # read right after the timed rounds
+    max_sm_clock_mhz: Optional[int] = None
+    temperature_c: Optional[int] = None
+    power_w: Optional[float] = None
+    driver_version: str = ""
+    cuda_driver_version: int = 0
+    cuda_runtime_version: int = 0
+    cupy_version: str = ""
+    numpy_version: str = ""
+    nvrtc_version: str = ""
+
+
+@dataclass
+class JudgeResult(_Schema):
+    verdict: Verdict
+    message: str
+    problem: str
+    seed: Optional[int] = None  # the run's input seed; hide it from readers on ranked runs
+    checks: list[ShapeCheck] = field(default_factory=list)
+    benchmarks: list[BenchResult] = field(default_factory=list)
+    kernels: list[KernelResources] = field(default_factory=list)
+    telemetry: Optional[Telemetry] = None
+    ceilings: Optional[Ceilings] = None
+    output: str = ""  # what the kernels printed (printf), truncated to the cap
+    output_bytes: int = 0
+    error: str = ""  # the CUDA error or traceback for RUNTIME_ERROR / CRASHED / INTERNAL_ERROR
+    compile_time_ms: float = 0.0
+    wall_time_ms: float = 0.0  # the GPU run, from sending the job to the answer
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.ACCEPTED
+
+    @property
+    def poisons_worker(self) -> bool:
+        """After a CUDA error the context is unusable: the child that ran it must be replaced."""
+        return self.verdict in (Verdict.RUNTIME_ERROR, Verdict.INTERNAL_ERROR)

@@ -1,0 +1,144 @@
+"""The judge measuring itself on this GPU: fidelity and cost, in one go.
+
+    python -m kernels selftest [--json]
+
+Fidelity: the judge's median for cuBLAS SGEMM 4096^3 (its baseline, timed with fresh inputs, L2 flushed
+by memset before each launch) against an independent measurement in the same worker process with
+cupyx.profiler.benchmark (flush by a CuPy fill kernel, timed with the GEMM, minus the flush alone); and the
+example SGEMM kernel judged twice. Cost: compile alone (child process included), a judge run on a cold
+worker (process start, CuPy import, CUDA context, ceilings, check and timing), the warm-up of a warm worker,
+and check + timing on the warm worker (CuPy imported, context and cuBLAS handle made, ceilings measured,
+CuPy's kernels compiled: what a GPU queue worker holds between submissions).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+from kernels import compiler, problems
+from kernels.judge import GpuJudge, JudgeOptions
+
+EXAMPLE = Path(problems.PROBLEMS_DIR) / "sgemm" / "example.cu"
+SIZE = 4096
+
+
+def independent_cublas_job(payload: dict) -> dict:
+    """Worker side: cuBLAS SGEMM timed by cupyx.profiler.benchmark, with and without an L2 flush."""
+    import cupy as cp
+    from cupyx.profiler import benchmark
+
+    from kernels import gpu
+    from kernels.problems import gemm_common
+
+    ctx = gpu.context()
+    n = payload["n"]
+    problem = problems.load("sgemm")
+    sizes = {"M": n, "N": n, "K": n}
+    inputs = problem.module().make_inputs(sizes, cp.random.default_rng(1), problem.params)
+    out = inputs["C"]
+
+    def gemm() -> None:
+        gemm_common.cublas_sgemm(inputs, out, sizes, problem.params, ctx.cublas_handle)
+
+    def flush() -> None:
+        ctx.flush_buffer.fill(1)
+
+    def flush_and_gemm() -> None:
+        flush()
+        gemm()
+
+    median_ms = lambda result: float(statistics.median(result.gpu_times[0])) * 1e3  # noqa: E731
+    flushed = median_ms(benchmark(flush_and_gemm, n_repeat=50, n_warmup=5))
+    flush_only = median_ms(benchmark(flush, n_repeat=50, n_warmup=5))
+    unflushed = median_ms(benchmark(gemm, n_repeat=50, n_warmup=5))
+    return {"flushed_ms": flushed - flush_only, "flush_ms": flush_only, "unflushed_ms": unflushed}
+
+
+def measure() -> dict:
+    source = EXAMPLE.read_text()
+    compile_ms = []
+    for _ in range(3):
+        begin = time.perf_counter()
+        compiled = compiler.compile_submission(source, "sgemm")
+        compile_ms.append((time.perf_counter() - begin) * 1e3)
+    options = JudgeOptions(seed=12345)
+
+    begin = time.perf_counter()
+    with GpuJudge(warm=False) as cold:
+        cold_result = cold.judge(compiled, options)
+    cold_s = time.perf_counter() - begin
+
+    with GpuJudge(warm=True) as judge:
+        begin = time.perf_counter()
+        error = judge.start()
+        warm_up_s = time.perf_counter() - begin
+        if error:
+            raise RuntimeError(f"worker failed to start: {error}")
+        runs, walls = [], []
+        for _ in range(2):
+            begin = time.perf_counter()
+            runs.append(judge.judge(compiled, options))
+            walls.append(time.perf_counter() - begin)
+        independent = judge.worker.call("kernels.tools.selftest:independent_cublas_job", {"n": SIZE}, 300)
+    for result in (cold_result, *runs):
+        if not result.passed:
+            raise RuntimeError(f"the example was not accepted: {result.verdict.value}: {result.message}\n{result.error}")
+    if independent.value is None:
+        raise RuntimeError(f"independent measurement failed: {independent.error}")
+    first, second = runs[0].benchmarks[0], runs[1].benchmarks[0]
+    ind = independent.value
+    return {
+        "gpu": runs[0].telemetry.gpu_name,
+        "sm_clock_mhz": runs[0].telemetry.sm_clock_mhz,
+        "judge_cublas_ms": [first.baseline.median_ms, second.baseline.median_ms],
+        "independent_cublas_flushed_ms": ind["flushed_ms"],
+        "independent_cublas_unflushed_ms": ind["unflushed_ms"],
+        "independent_flush_ms": ind["flush_ms"],
+        "fidelity_diff_pct": _diff_pct(first.baseline.median_ms, ind["flushed_ms"]),
+        "example_ms": [first.candidate.median_ms, second.candidate.median_ms],
+        "example_iqr_ms": [first.candidate.iqr_ms, second.candidate.iqr_ms],
+        "repeat_diff_pct": _diff_pct(first.candidate.median_ms, second.candidate.median_ms),
+        "example_pct_of_cublas": [first.pct_of_baseline, second.pct_of_baseline],
+        "compile_ms": compile_ms,
+        "cold_judge_s": cold_s,
+        "warm_up_s": warm_up_s,
+        "warm_judge_s": walls,
+        "rounds": [first.candidate.samples, second.candidate.samples],
+    }
+
+
+def _diff_pct(a: float, b: float) -> float:
+    return 100 * abs(a - b) / b
+
+
+def main(args) -> int:
+    figures = measure()
+    if getattr(args, "json", False):
+        print(json.dumps(figures, indent=2))
+    else:
+        print(_table(figures))
+    ok = (figures["fidelity_diff_pct"] < 2 and figures["repeat_diff_pct"] < 2
+          and max(figures["warm_judge_s"]) < 10 and statistics.median(figures["compile_ms"]) < 2000)
+    return 0 if ok else 1
+
+
+def _table(f: dict) -> str:
+    rows = [
+        ("GPU", f"{f['gpu']} (SM clock {f['sm_clock_mhz']} MHz after timing)"),
+        ("judge: cuBLAS SGEMM 4096^3 median", " / ".join(f"{v:.4f} ms" for v in f["judge_cublas_ms"])),
+        ("cupyx.profiler.benchmark, L2 flushed", f"{f['independent_cublas_flushed_ms']:.4f} ms (flush {f['independent_flush_ms']:.4f} ms subtracted)"),
+        ("cupyx.profiler.benchmark, no flush", f"{f['independent_cublas_unflushed_ms']:.4f} ms"),
+        ("fidelity: judge vs independent", f"{f['fidelity_diff_pct']:.2f}% (must be < 2%)"),
+        ("example SGEMM judged twice", " / ".join(f"{v:.4f} ms" for v in f["example_ms"]) + f" ({f['rounds'][0]}, {f['rounds'][1]} rounds)"),
+        ("repeatability", f"{f['repeat_diff_pct']:.2f}% (must be < 2%)"),
+        ("example % of cuBLAS", " / ".join(f"{v:.1f}%" for v in f["example_pct_of_cublas"])),
+        ("compile alone (child included)", " / ".join(f"{v:.0f} ms" for v in f["compile_ms"]) + " (must be < 2000 ms)"),
+        ("cold judge (new process, all in)", f"{f['cold_judge_s']:.2f} s"),
+        ("warm-up of a worker", f"{f['warm_up_s']:.2f} s"),
+        ("warm judge: check + timing", " / ".join(f"{v:.2f} s" for v in f["warm_judge_s"]) + " (must be < 10 s)"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)

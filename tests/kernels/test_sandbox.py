@@ -1,0 +1,79 @@
+"""The sandbox with CPU stand-ins: timeouts, crashes and floods end only the child."""
+
+import time
+
+import pytest
+
+from kernels import sandbox
+from kernels.sandbox import Status
+
+S = "tests.kernels.standins:"
+
+
+def test_result_and_printed_output_come_back():
+    outcome = sandbox.run_once(S + "echo", {"a": 1}, timeout_s=30)
+    assert outcome.status is Status.OK
+    assert outcome.value == {"a": 1}
+    assert outcome.output == "echo {'a': 1}\n"
+
+
+def test_hang_is_killed_at_the_timeout():
+    begin = time.perf_counter()
+    outcome = sandbox.run_once(S + "sleep_forever", timeout_s=1.0)
+    assert outcome.status is Status.TIMED_OUT
+    assert time.perf_counter() - begin < 10
+    assert outcome.died_of == "signal SIGKILL"
+
+
+@pytest.mark.parametrize("func, signal_name", [("abort", "SIGABRT"), ("segfault", "SIGSEGV")])
+def test_crash_is_reported_with_its_signal(func, signal_name):
+    outcome = sandbox.run_once(S + func, timeout_s=30)
+    assert outcome.status is Status.CRASHED
+    assert outcome.died_of == f"signal {signal_name}"
+
+
+def test_printed_flood_is_capped():
+    outcome = sandbox.run_once(S + "flood", 2 * sandbox.OUTPUT_LIMIT_BYTES, timeout_s=60)
+    assert outcome.status in (Status.OK, Status.ERROR)  # writes past the cap fail with EFBIG
+    assert outcome.output_bytes <= sandbox.OUTPUT_LIMIT_BYTES
+    assert len(outcome.output) <= sandbox.OUTPUT_RETURNED_BYTES
+
+
+def test_exception_is_an_error_not_a_crash():
+    outcome = sandbox.run_once(S + "fail", timeout_s=30)
+    assert outcome.status is Status.ERROR
+    assert "ValueError: deliberate" in outcome.error
+
+
+def test_worker_stays_warm_between_jobs_and_is_replaced_after_a_fault():
+    with sandbox.Worker() as worker:
+        first = worker.call(S + "pid", timeout_s=30).value
+        assert worker.call(S + "pid", timeout_s=30).value == first
+        assert worker.call(S + "sleep_forever", timeout_s=0.5).status is Status.TIMED_OUT
+        assert not worker.alive
+        second = worker.call(S + "pid", timeout_s=30).value
+        assert second != first
+        assert worker.call(S + "abort", timeout_s=30).status is Status.CRASHED
+        third = worker.call(S + "pid", timeout_s=30).value
+        assert third not in (first, second)
+
+
+def test_a_poisoned_result_retires_the_child():
+    with sandbox.Worker() as worker:
+        first = worker.call(S + "pid", timeout_s=30).value
+        assert worker.call(S + "poisoned", timeout_s=30).status is Status.OK
+        assert worker.call(S + "pid", timeout_s=30).value != first
+
+
+def test_each_job_starts_with_empty_output():
+    with sandbox.Worker() as worker:
+        worker.call(S + "echo", "one", timeout_s=30)
+        assert worker.call(S + "echo", "two", timeout_s=30).output == "echo two\n"
+
+
+def test_failing_setup_is_reported():
+    worker = sandbox.Worker(setup=S + "failing_setup")
+    outcome = worker.start()
+    assert outcome.status is Status.ERROR
+    assert "setup failed" in outcome.error
+    assert not worker.alive
