@@ -34,9 +34,9 @@ RUN pip install ".[judge]" && pip check
 
 
 FROM builder AS builder-gpu
-# cupy-cuda12x[ctk] pulls CUDA 12 user-space libraries as wheels (cuBLAS, cuRAND, ...), pinned to
-# the CuPy already installed; only the GPU image carries them (about 2 GB).
-RUN pip install "cupy-cuda12x[ctk]==$(python -c 'import importlib.metadata as m; print(m.version("cupy-cuda12x"))')"
+# The `gpu` extra (cupy-cuda12x[ctk]) pulls CUDA 12 user-space libraries as wheels (cuBLAS,
+# cuRAND, ...) for the CuPy already installed; only the GPU image carries them (about 2 GB).
+RUN pip install ".[judge,gpu]" && pip check
 
 
 FROM python-base AS app-base
