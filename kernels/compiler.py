@@ -8,6 +8,7 @@ are the submitted file's), the lowered (mangled) name of each planned kernel and
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import hashlib
 import os
@@ -145,9 +146,32 @@ def nvrtc_compile(source: str, names: list[str], arch: str, extra_options: tuple
         except nvrtc.NVRTCError:
             return False, _clean(nvrtc.getProgramLog(program)), b"", {}
         lowered = {name: nvrtc.getLoweredName(program, name) for name in names}
-        return True, _clean(nvrtc.getProgramLog(program)), nvrtc.getCUBIN(program), lowered
+        return True, _clean(nvrtc.getProgramLog(program)), _cubin_of(program), lowered
     finally:
         nvrtc.destroyProgram(program)
+
+
+def _cubin_of(program: int) -> bytes:
+    """The whole cubin. CuPy's getCUBIN (14.2) reads it like a C string and drops its last byte: the
+    driver still loads that, but cuobjdump and nvdisasm refuse it, so ask NVRTC for size and bytes
+    through the library CuPy already loaded."""
+    library = ctypes.CDLL(_loaded_library_path("libnvrtc.so"))
+    size = ctypes.c_size_t()
+    if library.nvrtcGetCUBINSize(ctypes.c_void_p(program), ctypes.byref(size)) != 0:
+        raise RuntimeError("nvrtcGetCUBINSize failed")
+    buffer = ctypes.create_string_buffer(size.value)
+    if library.nvrtcGetCUBIN(ctypes.c_void_p(program), buffer) != 0:
+        raise RuntimeError("nvrtcGetCUBIN failed")
+    return buffer.raw
+
+
+def _loaded_library_path(stem: str) -> str:
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path).startswith(stem):
+                return path
+    raise RuntimeError(f"{stem} is not loaded in this process")
 
 
 def _clean(log: str) -> str:

@@ -20,7 +20,6 @@ from kernels import compiler
 from kernels.results import Ceilings, Telemetry
 
 # cudaDeviceAttr values (driver_types.h).
-_ATTR_L2_CACHE_SIZE = 89
 _ATTR_MAX_SHARED_PER_BLOCK_OPTIN = 97
 _ATTR_MULTIPROCESSOR_COUNT = 16
 _ATTR_CC_MAJOR = 75
@@ -101,7 +100,7 @@ def _make_context() -> GpuContext:
     runtime.deviceSetLimit(_LIMIT_PRINTF_FIFO_SIZE, PRINTF_FIFO_BYTES)  # only possible before the first launch
     attr = lambda a: runtime.deviceGetAttribute(a, device)  # noqa: E731
     props = runtime.getDeviceProperties(device)
-    l2_bytes = attr(_ATTR_L2_CACHE_SIZE)
+    l2_bytes = props["l2CacheSize"]
     handle = cublas.create()
     # Default math mode: FP32 GEMMs stay FP32 (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH or an env override).
     cublas.setMathMode(handle, cublas.CUBLAS_DEFAULT_MATH)

@@ -1,5 +1,6 @@
 """Compilation with the real NVRTC on this machine (no GPU): cubins, logs, lowered names, resources."""
 
+import struct
 import time
 
 import pytest
@@ -20,6 +21,16 @@ def test_each_example_compiles(problem):
     for kernel in result.kernels:
         assert kernel.registers and kernel.registers > 0
         assert kernel.spill_store_bytes == 0
+
+
+def test_the_cubin_is_whole():
+    """The ELF's own tables say how long it is; a cubin one byte short loads but tools refuse it."""
+    cubin = compiler.compile_submission(read(GOOD / "sgemm_naive.cu"), "sgemm").cubin
+    (program_headers_at,) = struct.unpack_from("<Q", cubin, 0x20)
+    (section_headers_at,) = struct.unpack_from("<Q", cubin, 0x28)
+    program_header_size, program_headers, section_header_size, section_headers = struct.unpack_from("<HHHH", cubin, 0x36)
+    ends = (program_headers_at + program_header_size * program_headers, section_headers_at + section_header_size * section_headers)
+    assert len(cubin) == max(ends)
 
 
 def test_template_instantiation_is_lowered():
