@@ -1,0 +1,155 @@
+// Step 08 - warp tiling.
+// Change versus 07: the block tile is cut into warp tiles (64 x 32 here: 8 warps in a 2 x 4 grid over 128 x 128,
+// BK = 16),
+// and inside a warp the 32 lanes form an 8 x 4 grid. Each lane's 8 x 8 outputs are 2 x 2 sub-tiles of 4 x 4, spaced
+// 32 rows and 16 columns apart, so for one k the warp reads 8 consecutive float4 of A and 4 consecutive float4 of
+// B: every shared load is one conflict-free wavefront (step 06/07 read B float4s 32 bytes apart: 2-way conflicts),
+// and each warp works on its own compact piece of the tile. Loop-invariant addressing (global sources, shared
+// destinations, each lane's corner of the tile) is computed once; tiles inside the matrices skip bounds tests.
+// Loads stay synchronous (two __syncthreads per tile): latency is hidden by the second resident block (<= 128
+// registers, 2 blocks of 8 warps per SM). Prediction: ~80% of cuBLAS; the load/compute serialisation inside a
+// block is what step 09 removes. (The compiler spills a few bytes at the 128-register cap, outside the inner loop.)
+
+template <int BM, int BN, int BK, int WM, int WN, bool VEC>
+__device__ __forceinline__ void sgemm_warptiling_body(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                                      const float* __restrict__ B, float beta,
+                                                      float* __restrict__ C, float* smem) {
+    constexpr int WARPS_N = BN / WN;
+    constexpr int NT = (BM / WM) * WARPS_N * 32;
+    constexpr int AS = BM + 4;                  // transposed A tile row (As[k][m]), padded: no store conflicts
+    constexpr int MSUB = WM / 32, NSUB = WN / 16;  // 4x4 sub-tiles per lane: lanes are 8 (m) x 4 (n)
+    constexpr int TM = MSUB * 4, TN = NSUB * 4;
+    constexpr int W = VEC ? 4 : 1;              // floats per global load
+    constexpr int CA = BM * BK / W / NT, CB = BK * BN / W / NT;
+    static_assert((BM * BK) % (4 * NT) == 0 && (BK * BN) % (4 * NT) == 0, "tiles must split evenly over the threads");
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+    const int lm = lane >> 2, ln = lane & 3;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+    // Load descriptors, fixed up to the k offset: computed once.
+    const float* a_src[CA];
+    int a_dst[CA], a_row[CA], a_col[CA];
+#pragma unroll
+    for (int i = 0; i < CA; ++i) {
+        const int idx = tid + i * NT, r = idx / (BK / W), c = (idx % (BK / W)) * W;
+        a_row[i] = m0 + r; a_col[i] = c;
+        a_src[i] = A + (size_t)min(m0 + r, M - 1) * K + c;
+        a_dst[i] = c * AS + r;  // element (r, c) of A goes to As[c][r]
+    }
+    const float* b_src[CB];
+    int b_dst[CB], b_row[CB], b_col[CB];
+#pragma unroll
+    for (int i = 0; i < CB; ++i) {
+        const int idx = tid + i * NT, r = idx / (BN / W), c = (idx % (BN / W)) * W;
+        b_row[i] = r; b_col[i] = n0 + c;
+        b_src[i] = B + (size_t)r * N + min(n0 + c, N - 1);
+        b_dst[i] = BK * AS + r * BN + c;
+    }
+    const bool interior = (m0 + BM <= M) && (n0 + BN <= N);
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    // This lane's corner of the tile: every shared load below is this pointer plus a compile-time offset.
+    const float* Aw = smem + wm0 + lm * 4;
+    const float* Bw = smem + BK * AS + wn0 + ln * 4;
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        const bool full = interior && k0 + BK <= K;  // block-uniform: inner tiles need no bounds tests
+#pragma unroll
+        for (int i = 0; i < CA; ++i) {
+            const bool p = full || (a_row[i] < M && k0 + a_col[i] < K);
+            if (VEC) {
+                const float4 v = p ? *reinterpret_cast<const float4*>(a_src[i] + k0) : make_float4(0.f, 0.f, 0.f, 0.f);
+                smem[a_dst[i]] = v.x;
+                smem[a_dst[i] + AS] = v.y;
+                smem[a_dst[i] + 2 * AS] = v.z;
+                smem[a_dst[i] + 3 * AS] = v.w;
+            } else {
+                smem[a_dst[i]] = p ? a_src[i][k0] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < CB; ++i) {
+            const bool p = full || (k0 + b_row[i] < K && b_col[i] < N);
+            if (VEC) {
+                const float4 v = p ? *reinterpret_cast<const float4*>(b_src[i] + (size_t)k0 * N) : make_float4(0.f, 0.f, 0.f, 0.f);
+                *reinterpret_cast<float4*>(smem + b_dst[i]) = v;
+            } else {
+                smem[b_dst[i]] = p ? b_src[i][(size_t)k0 * N] : 0.0f;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float ra[TM], rb[TN];
+#pragma unroll
+            for (int s = 0; s < MSUB; ++s) {
+                const float4 v = *reinterpret_cast<const float4*>(&Aw[k * AS + s * 32]);
+                ra[4 * s] = v.x; ra[4 * s + 1] = v.y; ra[4 * s + 2] = v.z; ra[4 * s + 3] = v.w;
+            }
+#pragma unroll
+            for (int s = 0; s < NSUB; ++s) {
+                const float4 v = *reinterpret_cast<const float4*>(&Bw[k * BN + s * 16]);
+                rb[4 * s] = v.x; rb[4 * s + 1] = v.y; rb[4 * s + 2] = v.z; rb[4 * s + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] += ra[i] * rb[j];
+        }
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int row = m0 + wm0 + (i / 4) * 32 + lm * 4 + (i % 4);
+        if (row >= M) continue;
+        float* c_row = C + (size_t)row * N;
+#pragma unroll
+        for (int s = 0; s < NSUB; ++s) {
+            const int col = n0 + wn0 + s * 16 + ln * 4;
+            const float* a = &acc[i][4 * s];
+            if (VEC) {
+                if (col < N) {
+                    float4 c = *reinterpret_cast<float4*>(c_row + col);
+                    c.x = alpha * a[0] + beta * c.x;
+                    c.y = alpha * a[1] + beta * c.y;
+                    c.z = alpha * a[2] + beta * c.z;
+                    c.w = alpha * a[3] + beta * c.w;
+                    *reinterpret_cast<float4*>(c_row + col) = c;
+                }
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    if (col + q < N) c_row[col + q] = alpha * a[q] + beta * c_row[col + q];
+            }
+        }
+    }
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int MINB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+sgemm_warptiling(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
+                 float beta, float* __restrict__ C) {
+    __shared__ __align__(16) float smem[BK * (BM + 4) + BK * BN];
+    // The same for every thread of the grid, so the branch never diverges.
+    const bool vec = (K % 4 == 0) && (N % 4 == 0) &&
+                     (((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B) |
+                        reinterpret_cast<unsigned long long>(C)) & 15) == 0);
+    if (vec)
+        sgemm_warptiling_body<BM, BN, BK, WM, WN, true>(M, N, K, alpha, A, B, beta, C, smem);
+    else
+        sgemm_warptiling_body<BM, BN, BK, WM, WN, false>(M, N, K, alpha, A, B, beta, C, smem);
+}
+
+/* @plan
+[[launch]]
+kernel = "sgemm_warptiling<128, 128, 16, 64, 32, 2>"
+grid = ["cdiv(N, 128)", "cdiv(M, 128)"]
+block = [256]
+*/
