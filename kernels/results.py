@@ -191,7 +191,7 @@ class BenchResult(_Schema):
     baseline_tflops: float
     roofline_tflops: float  # min(compute ceiling, intensity x copy bandwidth)
     pct_of_roofline: float
-    rounds_checked: int  # timed outputs compared with the reference (all of them)
+    rounds_checked: int  # the candidate's timed outputs compared with the reference (all of them)
     max_rel_err: float  # worst rel_err over the timed outputs
     flops: int
     bytes_moved: int

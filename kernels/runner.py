@@ -5,11 +5,15 @@ Order of work (the first failure decides the verdict):
      refuse plans the loaded kernels cannot run (threads over the register-limited maximum, shared memory
      over the device's opt-in limit) and raise the dynamic shared memory attribute above 48 KB;
   2. correctness at every test shape: fresh random inputs, the output poisoned (NaN) or, when it is also an
-     input, refilled with random values before the launch; every pointer argument sits between guard bands
-     that must come back untouched; const inputs must come back unchanged; every output element is checked;
+     input, refilled with random values; each input fingerprinted on the host; the candidate launched; then
+     the guard bands around every pointer argument must be untouched, the const inputs' fingerprints
+     unchanged, and every output element must match a reference computed only now, after the candidate,
+     from the inputs regenerated from the seed (kernels can write anywhere in the process's device memory,
+     so nothing device-side that existed during the launch is trusted as a reference or an original);
   3. timing at each benchmark shape: each round draws a fresh input set and checks the candidate's timed
-     output against its reference (a replayed or skipped computation fails), flushes L2 before each timed
-     launch, and times the candidate and the baseline back to back, alternating which goes first.
+     output the same way (a replayed or skipped computation fails), flushes L2 before each timed launch,
+     and times the candidate and the baseline back to back, alternating which goes first; checks and
+     reference run outside the timed region.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 from cupy.cuda import driver, runtime
 
 from kernels import gpu, plan as plan_mod, problems
+from kernels.fingerprint import fingerprint
 from kernels.problems import ELEMENT_TOLERANCE_FACTOR, Problem, Shape
 from kernels.results import (
     BenchResult, JudgeResult, KernelResources, ResolvedLaunch, ShapeCheck, TimingStats, Verdict,
@@ -34,6 +39,7 @@ PRINTED_OUTPUT_LIMIT_BYTES = 64 * 1024
 GUARD_BYTES = 1 << 20  # per side; a tile written past a ragged edge of a 1000-wide matrix stays inside
 GUARD_BYTE = 0xA5
 PLAUSIBILITY_MARGIN_PCT = 5.0
+_FINGERPRINT_STREAM = 1  # fingerprint keys come from a child stream of each input set's seed words
 
 # cuFuncAttribute values (cuda.h).
 _FUNC_MAX_THREADS = 0
@@ -158,16 +164,22 @@ def _fit_launches(problem: Problem, launches, kernels, ctx: gpu.GpuContext, arch
 
 
 # ---- buffers and launches ---------------------------------------------------------------------------
+#
+# Nothing the judge keeps in device memory while a submitted kernel runs can be trusted afterwards: the
+# kernel runs in this process's CUDA context and can write anywhere in it. So the reference is computed
+# only after the candidate has finished, from inputs regenerated from the seed, and the inputs it was
+# given are checked against fingerprints held on the host (kernels/fingerprint.py), not against device
+# copies. The guard bands stay: they name a sloppy out-of-bounds write precisely.
 
 class Guarded:
-    """An array placed between two guard bands of known bytes: writes out of bounds show up there."""
+    """Room for an array shaped like `like`, between two guard bands of known bytes: writes out of bounds
+    show up there."""
 
     def __init__(self, like: cp.ndarray):
         body = (like.nbytes + 255) // 256 * 256  # keep the array 256-byte aligned, as cudaMalloc would
         self.base = cp.empty(GUARD_BYTES + body + GUARD_BYTES, dtype=cp.uint8)
         self.base.fill(GUARD_BYTE)
         self.array = self.base[GUARD_BYTES:GUARD_BYTES + like.nbytes].view(like.dtype).reshape(like.shape)
-        self.array[...] = like
         self._tail = GUARD_BYTES + like.nbytes
 
     def guards_intact(self) -> bool:
@@ -176,43 +188,95 @@ class Guarded:
 
 @dataclass
 class Prepared:
-    """One input set laid out for launching: guarded buffers, kernel arguments and the reference."""
+    """One input set laid out for launching. Device side: the guarded buffers only. Host side: what it
+    takes to check them and to regenerate the set (seed, fingerprint key, fingerprints)."""
 
+    problem: Problem
     sizes: dict[str, int]
+    seed: int
+    key: int  # fingerprint key, secret like the seed it is drawn from
     buffers: dict[str, Guarded]
-    originals: dict[str, cp.ndarray]  # what make_inputs produced (the output's initial value too)
     args: tuple
-    reference: cp.ndarray
+    fingerprints: dict[str, int]  # every input as launched: the const ones, and the output where it is read
 
-    def reset_output(self, problem: Problem) -> None:
-        out = self.buffers[problem.output].array
-        if problem.output_is_input:
-            out[...] = self.originals[problem.output]
+    def generate(self) -> dict[str, cp.ndarray]:
+        """The input set, drawn again from its seed (a fresh generator: no state survives a launch)."""
+        return self.problem.module().make_inputs(self.sizes, cp.random.default_rng(self.seed), self.problem.params)
+
+    def reset_output(self, inputs: Optional[dict[str, cp.ndarray]] = None) -> None:
+        """The output's starting value: the input's values where it is read (GEMM's C; regenerated unless
+        given), else NaN poison."""
+        out = self.buffers[self.problem.output].array
+        if self.problem.output_is_input:
+            out[...] = (inputs or self.generate())[self.problem.output]
         else:
             out.fill(np.nan)
 
 
+def _const_inputs(problem: Problem) -> list[str]:
+    return [a.name for a in problem.args if a.is_pointer and a.is_const]
+
+
+def _read_inputs(problem: Problem) -> list[str]:
+    return _const_inputs(problem) + ([problem.output] if problem.output_is_input else [])
+
+
 def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reuse: Optional[Prepared] = None) -> Prepared:
-    """Draw an input set. With `reuse`, refill its buffers in place: the timed rounds keep the same
-    addresses from round to round, so a kernel that skips work when handed the same pointers is caught."""
+    """Draw an input set into the buffers, output reset, and fingerprint it. With `reuse`, refill its
+    buffers in place: the timed rounds keep the same addresses from round to round, so a kernel that skips
+    work when handed the same pointers is caught. No reference yet: see `reference_after`."""
     seed = int(np.random.SeedSequence(seed_words).generate_state(1)[0])
-    module = problem.module()
-    originals = module.make_inputs(sizes, cp.random.default_rng(seed), problem.params)
-    reference = module.reference(originals, sizes, problem.params)
+    key = int(np.random.SeedSequence(seed_words, spawn_key=(_FINGERPRINT_STREAM,)).generate_state(1, np.uint64)[0])
+    inputs = problem.module().make_inputs(sizes, cp.random.default_rng(seed), problem.params)
     if reuse is not None:
-        for name, array in originals.items():
-            reuse.buffers[name].array[...] = array
-        return Prepared(sizes, reuse.buffers, originals, reuse.args, reference)
-    buffers = {name: Guarded(array) for name, array in originals.items()}
-    args = []
-    for spec in problem.args:
-        if spec.is_pointer:
-            args.append(buffers[spec.name].array)
-        elif spec.value is not None:
-            args.append(np.float32(spec.value) if spec.dtype == "float32" else np.int32(spec.value))
-        else:
-            args.append(np.int32(sizes[spec.name]))
-    return Prepared(sizes, buffers, originals, tuple(args), reference)
+        buffers, args = reuse.buffers, reuse.args
+    else:
+        buffers = {name: Guarded(array) for name, array in inputs.items()}
+        args = tuple(_argument(spec, buffers, sizes) for spec in problem.args)
+    prepared = Prepared(problem, sizes, seed, key, buffers, args, {})
+    for name in _const_inputs(problem):
+        buffers[name].array[...] = inputs[name]
+    prepared.reset_output(inputs)
+    prepared.fingerprints = {name: fingerprint(buffers[name].array, key) for name in _read_inputs(problem)}
+    return prepared
+
+
+def _argument(spec, buffers: dict[str, Guarded], sizes: dict[str, int]):
+    if spec.is_pointer:
+        return buffers[spec.name].array
+    if spec.value is not None:
+        return np.float32(spec.value) if spec.dtype == "float32" else np.int32(spec.value)
+    return np.int32(sizes[spec.name])
+
+
+def input_faults(prepared: Prepared) -> str:
+    """After a launch: writes outside the arrays (guard bands changed) or into const inputs (fingerprint
+    changed); empty when there were none."""
+    spoiled = [n for n, b in prepared.buffers.items() if not b.guards_intact()]
+    if spoiled:
+        return f"wrote out of bounds, next to {', '.join(spoiled)}"
+    changed = [n for n in _const_inputs(prepared.problem)
+               if fingerprint(prepared.buffers[n].array, prepared.key) != prepared.fingerprints[n]]
+    if changed:
+        return f"the kernel modified its input{'s' if len(changed) > 1 else ''} {', '.join(changed)} (declared const: it must come back unchanged)"
+    return ""
+
+
+def reference_after(prepared: Prepared) -> cp.ndarray:
+    """Regenerate the inputs from the seed and compute the reference (float64) from them. Called only
+    after the candidate has finished, so that no kernel ever runs while the reference exists. The
+    regenerated inputs must match the fingerprints taken before the launch: then the reference is that of
+    exactly the inputs the kernel was given."""
+    problem = prepared.problem
+    inputs = prepared.generate()
+    drifted = [n for n in _read_inputs(problem) if fingerprint(inputs[n], prepared.key) != prepared.fingerprints[n]]
+    if drifted:
+        # Generation is deterministic, so only a write into the judge's own device state (CuPy's random
+        # generator, say) gets here; the worker is replaced after a runtime error.
+        raise JobFailed(Verdict.RUNTIME_ERROR,
+                        f"inputs {', '.join(drifted)} regenerated from the seed differ from those launched: device memory "
+                        "of the judge was overwritten during the run")
+    return problem.module().reference(inputs, prepared.sizes, problem.params)
 
 
 def run_plan(resolved: list[ResolvedLaunch], kernels: dict[str, LoadedKernel], args: tuple) -> None:
@@ -221,42 +285,31 @@ def run_plan(resolved: list[ResolvedLaunch], kernels: dict[str, LoadedKernel], a
 
 
 def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
-    """Prepare, run the baseline and compare once at the first test shape (compiles CuPy's kernels)."""
+    """Prepare, run the baseline and check once at the first test shape (compiles CuPy's kernels)."""
     shape = problem.tests[0]
     prepared = prepare(problem, shape.sizes, [0, shape.seed])
-    prepared.reset_output(problem)
     out = prepared.buffers[problem.output].array
     problem.module().baseline(_arrays(prepared), out, shape.sizes, problem.params, ctx)
-    _buffer_faults(problem, prepared)
-    compare(out, prepared.reference, problem.tolerance(shape.sizes), shape.sizes)
+    input_faults(prepared)
+    reference = reference_after(prepared)
+    compare(out, reference, problem.tolerance(shape.sizes), shape.sizes)
 
 
 # ---- correctness -----------------------------------------------------------------------------------
 
 def check_shape(problem: Problem, shape: Shape, launches, kernels, seed: int, arch: str) -> ShapeCheck:
+    """Fresh inputs, the candidate, then (only then) the input checks and the reference."""
     sizes = shape.sizes
     prepared = prepare(problem, sizes, [seed, shape.seed])
     resolved = [plan_mod.resolve(launch, sizes, arch) for launch in launches]
-    prepared.reset_output(problem)
     run_plan(resolved, kernels, prepared.args)
     cp.cuda.Device().synchronize()
     tol = problem.tolerance(sizes)
-    fault = _buffer_faults(problem, prepared)
+    fault = input_faults(prepared)
     if fault:
         return ShapeCheck(sizes, False, None, tol, message=f"{_label(sizes)}: {fault}")
-    return compare(prepared.buffers[problem.output].array, prepared.reference, tol, sizes)
-
-
-def _buffer_faults(problem: Problem, prepared: Prepared) -> str:
-    """Writes outside the arrays (guard bands changed) or into const inputs; empty when there were none."""
-    spoiled = [n for n, b in prepared.buffers.items() if not b.guards_intact()]
-    if spoiled:
-        return f"wrote out of bounds, next to {', '.join(spoiled)}"
-    changed = [a.name for a in problem.args if a.is_pointer and a.is_const
-               and not cp.array_equal(prepared.buffers[a.name].array, prepared.originals[a.name])]
-    if changed:
-        return f"modified the const input(s) {', '.join(changed)}"
-    return ""
+    reference = reference_after(prepared)
+    return compare(prepared.buffers[problem.output].array, reference, tol, sizes)
 
 
 def compare(out: cp.ndarray, ref: cp.ndarray, tol: float, sizes: dict[str, int]) -> ShapeCheck:
@@ -325,18 +378,32 @@ def bench_shape(problem: Problem, shape: Shape, launches, kernels, options: JobO
         candidate = lambda: run_plan(resolved, kernels, prepared.args)  # noqa: E731
         vendor = lambda: baseline(_arrays(prepared), out, sizes, problem.params, ctx)  # noqa: E731
         sides = [(candidate, candidate_ms, "candidate"), (vendor, baseline_ms, "baseline")]
-        for launch, samples, who in sides if round_no % 2 == 0 else sides[::-1]:
-            elapsed_ms = _timed(launch, prepared, problem, ctx)
-            check = compare(out, prepared.reference, tol, sizes)
-            fault = _buffer_faults(problem, prepared)
-            if fault:
-                check.passed, check.message = False, fault
+        candidate_first = round_no % 2 == 0
+        outputs = {}  # the timed outputs to check, the candidate's first
+        for position, (launch, samples, who) in enumerate(sides if candidate_first else sides[::-1]):
+            if position:
+                prepared.reset_output()  # the second side starts from the same output as the first
+            elapsed_ms = _timed(launch, ctx)
+            if round_no >= 0:
+                samples.append(elapsed_ms)
+            if who == "candidate" or candidate_first:
+                outputs[who] = out.copy() if position == 0 else out
+        # All checks come after both timed launches (so either side is preceded by the same light work),
+        # and the reference only after the candidate's launch: no answer for this round's inputs exists in
+        # device memory, live or freed, while the candidate runs. So where the baseline goes first, its
+        # output is overwritten before the candidate's launch and goes unchecked in that round; it is
+        # checked in every round where it goes second, the first timed round included.
+        fault = input_faults(prepared)
+        if fault:
+            raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in timed round {round_no + 1}: {fault}")
+        reference = reference_after(prepared)
+        for who, output in outputs.items():
+            check = compare(output, reference, tol, sizes)
             if not check.passed:
                 verdict = Verdict.WRONG_ANSWER if who == "candidate" else Verdict.INTERNAL_ERROR
                 raise JobFailed(verdict, f"{who} output of timed round {round_no + 1} is wrong: {check.message}")
-            if round_no >= 0:
-                samples.append(elapsed_ms)
-                worst_rel_err = max(worst_rel_err, check.rel_err) if who == "candidate" else worst_rel_err
+            if who == "candidate" and round_no >= 0:
+                worst_rel_err = max(worst_rel_err, check.rel_err)
         _check_printed_output()
         round_no += 1
         if _enough(candidate_ms, baseline_ms, options, deadline):
@@ -348,8 +415,8 @@ def _arrays(prepared: Prepared) -> dict[str, cp.ndarray]:
     return {name: buffer.array for name, buffer in prepared.buffers.items()}
 
 
-def _timed(launch: Callable[[], None], prepared: Prepared, problem: Problem, ctx: gpu.GpuContext) -> float:
-    prepared.reset_output(problem)
+def _timed(launch: Callable[[], None], ctx: gpu.GpuContext) -> float:
+    """One launch between CUDA events, L2 flushed first; the stream's earlier work finishes before `start`."""
     ctx.flush_l2()
     start, end = cp.cuda.Event(), cp.cuda.Event()
     start.record()

@@ -47,6 +47,7 @@ def test_example_accepted_and_timed(gpu_judge, problem):
         ("hgemm_fp16_accumulate", "hgemm", Verdict.WRONG_ANSWER, "rel_err", CHECK_ONLY),
         ("replay_cache", "sgemm", Verdict.WRONG_ANSWER, "timed round", QUICK_BENCH),
         ("skip_repeated", "sgemm", Verdict.WRONG_ANSWER, "timed round", QUICK_BENCH),
+        ("tamper_inputs", "sgemm", Verdict.WRONG_ANSWER, "the kernel modified its input A", CHECK_ONLY),
         ("too_many_threads", "vector_add", Verdict.PLAN_ERROR, "at most 256", CHECK_ONLY),
         ("printf_flood", "vector_add", Verdict.OUTPUT_LIMIT, "printed", CHECK_ONLY),
         ("trap", "vector_add", Verdict.RUNTIME_ERROR, "CUDA error", CHECK_ONLY),
@@ -61,6 +62,13 @@ def test_bad_submission_then_a_good_one(gpu_judge, name, problem, verdict, fragm
     # The worker (replaced if it had to be) judges the next submission normally.
     follow_up = judge(gpu_judge, problems.PROBLEMS_DIR / "vector_add" / "example.cu", "vector_add")
     assert follow_up.verdict is Verdict.ACCEPTED, (follow_up.message, follow_up.error)
+
+
+def test_fingerprint_is_the_same_on_the_gpu_and_the_cpu(gpu_judge):
+    outcome = gpu_judge.worker.call("kernels.fingerprint:agreement_job", None, timeout_s=120)
+    assert outcome.value, outcome.error
+    for row in outcome.value:
+        assert row["gpu"] == row["cpu"] == row["gpu_again"], row
 
 
 def test_naive_sgemm_is_slow_but_accepted(gpu_judge):
@@ -85,3 +93,17 @@ def test_fixed_seed_reproduces_the_checks(gpu_judge):
     assert [c.rel_err for c in first.checks] == [c.rel_err for c in second.checks]
     other = judge(gpu_judge, problems.PROBLEMS_DIR / "sgemm" / "example.cu", "sgemm", JudgeOptions(bench=False))
     assert other.seed != 99
+
+
+# Last: should its writes land on something the worker keeps, the tests before it have run.
+def test_writes_past_the_guard_bands_are_not_accepted(gpu_judge):
+    """A kernel spraying its (wrong) answer past C's far guard band, where a reference or a saved copy of
+    the inputs might lie: the judge keeps neither while a kernel runs, so only the output decides. Unmapped
+    memory there would be a runtime error instead; either way not accepted, and the worker goes on."""
+    result = judge(gpu_judge, BAD / "spray_past_output.cu", "sgemm")
+    print(f"spray_past_output: {result.verdict.value}: {result.message}")
+    assert result.verdict in (Verdict.WRONG_ANSWER, Verdict.RUNTIME_ERROR), (result.message, result.error)
+    if result.verdict is Verdict.WRONG_ANSWER:
+        assert "wrong" in result.message or "out of bounds" in result.message, result.message
+    follow_up = judge(gpu_judge, problems.PROBLEMS_DIR / "sgemm" / "example.cu", "sgemm")
+    assert follow_up.verdict is Verdict.ACCEPTED, (follow_up.message, follow_up.error)
