@@ -35,9 +35,15 @@ class JudgeOptions:
 
 
 class GpuJudge:
-    """A warm GPU worker. The child is replaced after a timeout, a crash or a CUDA error."""
+    """A GPU worker that runs each submission in a child process of its own.
+
+    A kernel runs in its child's CUDA context and can write anywhere in that context's memory (CuPy's pool,
+    cuBLAS's workspace, the flush buffer), so no later submission may run where it ran: the child is ended
+    after every job. With `warm`, its successor is spawned at once and warms up (CUDA context, cuBLAS
+    handle, ceilings) while the caller stores the result, so the next job still finds a warm child."""
 
     def __init__(self, warm: bool = True):
+        self.warm = warm
         self.worker = sandbox.Worker(setup=WARM_UP if warm else None)
 
     def start(self) -> Optional[str]:
@@ -61,6 +67,10 @@ class GpuJudge:
             "options": {"seed": seed, **job_options},
         }
         outcome = self.worker.call(JOB, payload, options.timeout_s)
+        if self.warm:
+            self.worker.spawn()
+        else:
+            self.worker.close()
         result = _from_outcome(outcome, compiled.problem, seed, options.timeout_s)
         result.compile_time_ms = compiled.compile_time_ms
         return result

@@ -1,8 +1,8 @@
 """Child processes that run untrusted work: a hang, a crash or a poisoned CUDA context ends only the child.
 
 A `Worker` is a spawned process (fresh interpreter: no CUDA state inherited) that runs named functions
-("package.module:function") on request and stays alive between jobs, so a GPU worker pays for importing
-CuPy, creating the cuBLAS handle and measuring ceilings once. The parent waits with a wall-clock timeout;
+("package.module:function") on request and can stay alive between jobs; `spawn` starts a successor whose
+setup (importing CuPy, the cuBLAS handle, ceilings) runs while the caller works. The parent waits with a wall-clock timeout;
 when it expires the child is killed (SIGKILL) and replaced on the next call. Whatever the child prints,
 including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a private log file
 capped by RLIMIT_FSIZE, so a printf flood can neither fill the disk nor the parent's memory.
@@ -72,6 +72,7 @@ class Worker:
         self._process: Optional[multiprocessing.process.BaseProcess] = None
         self._conn = None
         self._log_path = ""
+        self._setting_up = False  # spawned, its setup's answer not read yet
 
     @property
     def alive(self) -> bool:
@@ -79,6 +80,12 @@ class Worker:
 
     def start(self) -> Outcome:
         """Start the child and wait until its setup has run; the Outcome reports a failed setup."""
+        self.spawn()
+        return self._await_setup()
+
+    def spawn(self) -> None:
+        """Start a new child (ending any current one) without waiting for its setup, which then runs while
+        the caller does other work; the next `call` waits for it."""
         self.close()
         ctx = multiprocessing.get_context("spawn")
         fd, self._log_path = tempfile.mkstemp(prefix="kernels-worker-", suffix=".log")
@@ -90,6 +97,10 @@ class Worker:
         self._process.start()
         child_conn.close()
         self._conn = parent_conn
+        self._setting_up = True
+
+    def _await_setup(self) -> Outcome:
+        self._setting_up = False
         outcome = self._wait(self.startup_timeout_s, time.perf_counter())
         if outcome.status is not Status.OK:
             self.close()
@@ -97,8 +108,8 @@ class Worker:
 
     def call(self, func: str, payload: Any = None, timeout_s: float = 60.0) -> Outcome:
         """Run func(payload) in the child; start (or restart) the child first when needed."""
-        if not self.alive:
-            started = self.start()
+        if self._setting_up or not self.alive:
+            started = self._await_setup() if self._setting_up else self.start()
             if started.status is not Status.OK:
                 return started
         begin = time.perf_counter()
@@ -109,6 +120,7 @@ class Worker:
         return outcome
 
     def close(self) -> None:
+        self._setting_up = False
         if self._process is not None:
             if self._process.is_alive():
                 self._process.kill()

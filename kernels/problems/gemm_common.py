@@ -39,6 +39,14 @@ def reference(inputs: dict[str, cp.ndarray], params: dict[str, float]) -> cp.nda
     return out
 
 
+def magnitude(inputs: dict[str, cp.ndarray], params: dict[str, float]) -> cp.ndarray:
+    """|alpha| |A| |B| + |beta| |C| in float64: how large each output's terms are, whatever cancels."""
+    out = cp.abs(inputs["A"].astype(cp.float64)) @ cp.abs(inputs["B"].astype(cp.float64))
+    out *= abs(params["alpha"])
+    out += abs(params["beta"]) * cp.abs(inputs["C"].astype(cp.float64))
+    return out
+
+
 def cublas_gemm(inputs, out, sizes, params, handle: int, operand_type: int) -> None:
     """cublasGemmEx with FP32 compute (CUBLAS_COMPUTE_32F: no TF32 or FP16 shortcuts) into `out` (FP32)."""
     m, n, k = sizes["M"], sizes["N"], sizes["K"]

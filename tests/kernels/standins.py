@@ -49,3 +49,7 @@ def poisoned(_payload=None):
 
 def failing_setup():
     raise RuntimeError("setup failed")
+
+
+def slow_setup():
+    time.sleep(1.0)

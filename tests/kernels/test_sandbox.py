@@ -77,3 +77,22 @@ def test_failing_setup_is_reported():
     assert outcome.status is Status.ERROR
     assert "setup failed" in outcome.error
     assert not worker.alive
+
+
+def test_a_spawned_child_sets_up_while_the_caller_works():
+    with sandbox.Worker(setup=S + "slow_setup") as worker:
+        begin = time.perf_counter()
+        worker.spawn()
+        assert time.perf_counter() - begin < 0.9  # did not wait for the 1 s setup
+        first = worker.call(S + "pid", timeout_s=30)
+        assert first.status is Status.OK
+
+        worker.spawn()  # a successor: the old child ends, the next job runs in a new one
+        assert worker.call(S + "pid", timeout_s=30).value != first.value
+
+
+def test_a_failing_setup_of_a_spawned_child_is_reported_at_the_next_call():
+    with sandbox.Worker(setup=S + "failing_setup") as worker:
+        worker.spawn()
+        outcome = worker.call(S + "pid", timeout_s=30)
+        assert outcome.status is Status.ERROR and "setup failed" in outcome.error

@@ -15,5 +15,9 @@ def reference(inputs, sizes, params):
     return gemm_common.reference(inputs, params)
 
 
+def magnitude(inputs, sizes, params):
+    return gemm_common.magnitude(inputs, params)
+
+
 def baseline(inputs, out, sizes, params, ctx):
     gemm_common.cublas_gemm(inputs, out, sizes, params, ctx.cublas_handle, runtime.CUDA_R_16F)

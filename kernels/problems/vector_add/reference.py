@@ -19,5 +19,9 @@ def reference(inputs, sizes, params):
     return inputs["A"].astype(cp.float64) + inputs["B"].astype(cp.float64)
 
 
+def magnitude(inputs, sizes, params):
+    return cp.abs(inputs["A"].astype(cp.float64)) + cp.abs(inputs["B"].astype(cp.float64))
+
+
 def baseline(inputs, out, sizes, params, ctx):
     cp.add(inputs["A"], inputs["B"], out=out)
