@@ -14,7 +14,6 @@ import hashlib
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Optional, Union
 
