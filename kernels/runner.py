@@ -18,6 +18,7 @@ Order of work (the first failure decides the verdict):
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -279,7 +280,7 @@ def expected_of(problem: Problem, inputs: dict[str, cp.ndarray], sizes: dict[str
     values = module.reference(inputs, sizes, problem.params)
     terms_norm = float(cp.linalg.norm(module.magnitude(inputs, sizes, problem.params)))
     reduction = max(plan_mod.evaluate(problem.reduction, sizes), 1)
-    return Expected(values, max(float(cp.linalg.norm(values)), terms_norm / np.sqrt(reduction)))
+    return Expected(values, max(float(cp.linalg.norm(values)), terms_norm / math.sqrt(reduction)))
 
 
 def expected_after(prepared: Prepared) -> Expected:

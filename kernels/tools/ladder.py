@@ -42,11 +42,12 @@ def row(path: Path, result: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write every rung's full JSON result here")
+    parser.add_argument("files", nargs="*", type=Path, help="only these rungs (default: all)")
     args = parser.parse_args()
     results = {}
     print("| step | kernel | regs | median ms (IQR) | TFLOP/s | cuBLAS ms | % of cuBLAS | % of roofline | flags |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for path in LADDER:
+    for path in args.files or LADDER:
         results[path.stem] = bench(path)
         print(row(path, results[path.stem]), flush=True)
     if args.out:
