@@ -173,7 +173,7 @@ STORAGES = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
-CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie; harmless either way
+CSRF_COOKIE_HTTPONLY = True  # htmx sends the token from the page (base.html), never from the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
