@@ -15,7 +15,6 @@ SECRET_KEY = env_str("SECRET_KEY")
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 SITE_ID = 1
 
 INSTALLED_APPS = [
