@@ -1,0 +1,25 @@
+"""A crash shows the site's own standalone 500 page, and is logged as structured JSON with its traceback."""
+import logging
+
+import pytest
+from django.urls import path
+
+
+def _broken_view(request):
+    raise RuntimeError("boom")
+
+
+urlpatterns = [path("broken/", _broken_view)]
+
+
+@pytest.mark.urls(__name__)
+def test_an_unhandled_error_renders_the_standalone_500_page(client, caplog):
+    client.raise_request_exception = False
+
+    with caplog.at_level(logging.ERROR, logger="django.request"):
+        response = client.get("/broken/")
+
+    assert response.status_code == 500
+    html = response.content.decode()
+    assert "Kernel Engineering" in html and "boom" not in html  # nothing internal reaches the reader
+    assert any(r.exc_info and "boom" in str(r.exc_info[1]) for r in caplog.records)
