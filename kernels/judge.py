@@ -23,7 +23,7 @@ WARM_UP = "kernels.gpu:warm_up"
 JOB = "kernels.runner:judge_job"
 
 
-@dataclass
+@dataclass(frozen=True)
 class JudgeOptions:
     seed: Optional[int] = None  # None: a fresh random seed per run (recorded in the result); set it on ranked runs
     bench: bool = True  # False: correctness only
