@@ -1,7 +1,6 @@
 from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
-from django.views.generic import TemplateView
 
 from config.health import health
 
@@ -12,7 +11,8 @@ admin.site.index_title = "Books, readers and the judge"
 admin.site.login = secure_admin_login(admin.site.login)
 
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("", include("apps.catalog.urls")),
+    path("", include("apps.reading.urls")),
     path("health/", health, name="health"),
     path("accounts/", include("apps.accounts.urls")),
     path("accounts/", include("allauth.urls")),

@@ -25,3 +25,18 @@ def reader(db):
 @pytest.fixture
 def staff(db):
     return UserFactory(email="staff@example.org", is_staff=True, is_superuser=True)
+
+
+MINI_BOOK = __import__("pathlib").Path(__file__).parent / "catalog" / "books" / "mini"
+# Planted in the locked capsule's body and figure of the mini book: must reach only readers with access.
+LOCKED_SENTINELS = ("SENTINEL-LOCKED-PARAGRAPH", "SENTINEL-LOCKED-FIGURE")
+
+
+@pytest.fixture
+def mini_book(db):
+    """A three-capsule book (one free, two locked) imported through the real importer."""
+    from apps.catalog.models import Book
+    from apps.catalog.services import book_import
+
+    book_import(folder=MINI_BOOK)
+    return Book.objects.get(slug="mini-book")

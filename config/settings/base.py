@@ -25,12 +25,16 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.sites",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
     "allauth.socialaccount.providers.github",
     "django_htmx",
     "apps.accounts",
+    "apps.catalog",
+    "apps.reading",
+    "apps.subscriptions",
 ]
 
 MIDDLEWARE = [
@@ -77,6 +81,9 @@ def database_from_env(default_url: str) -> dict:
 DATABASES = database_from_env(DEFAULT_DATABASE_URL)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The demo book that `load_demo` (and so `make run`) imports.
+DEMO_BOOK_DIR = BASE_DIR / "content" / "kernel-engineering"
+
 REDIS_URL = env_str("REDIS_URL")
 
 
@@ -103,8 +110,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "account_login"
-LOGIN_REDIRECT_URL = "home"
-ACCOUNT_LOGOUT_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "catalog:landing"
+ACCOUNT_LOGOUT_REDIRECT_URL = "catalog:landing"
 
 ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
@@ -154,6 +161,8 @@ STRIPE_WEBHOOK_SECRET = env_str("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_PRICE_MONTHLY = env_str("STRIPE_PRICE_MONTHLY", "")
 STRIPE_PRICE_YEARLY = env_str("STRIPE_PRICE_YEARLY", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
+STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscriptions; 0 = none
+SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
 
 # --- Internationalisation, static files ---------------------------------------------------
 LANGUAGE_CODE = "en"
@@ -201,6 +210,7 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 150)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "clear-expired-sessions": {"task": "apps.accounts.tasks.clear_expired_sessions", "schedule": 6 * 60 * 60.0},
+    "stripe-events-retry": {"task": "apps.subscriptions.tasks.retry_unprocessed_stripe_events", "schedule": 5 * 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

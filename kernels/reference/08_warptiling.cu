@@ -10,7 +10,7 @@
 // registers, 2 blocks of 8 warps per SM). Prediction: ~80% of cuBLAS; the load/compute serialisation inside a
 // block is what step 09 removes. (The compiler spills a few bytes at the 128-register cap, outside the inner loop.)
 
-template <int BM, int BN, int BK, int WM, int WN, bool VEC>
+template <int BM, int BN, int BK, int WM, int WN, bool PREFETCH, bool VEC>
 __device__ __forceinline__ void sgemm_warptiling_body(int M, int N, int K, float alpha, const float* __restrict__ A,
                                                       const float* __restrict__ B, float beta,
                                                       float* __restrict__ C, float* smem) {
@@ -58,32 +58,65 @@ __device__ __forceinline__ void sgemm_warptiling_body(int M, int N, int K, float
     // This lane's corner of the tile: every shared load below is this pointer plus a compile-time offset.
     const float* Aw = smem + wm0 + lm * 4;
     const float* Bw = smem + BK * AS + wn0 + ln * 4;
+    // A tile's global values pass through registers (4 floats per load, or 1 on the scalar path) on their way to
+    // shared memory. With PREFETCH, the next tile's loads are issued before this tile's math, so their latency is
+    // covered by the FFMAs instead of by the other resident block alone.
+    constexpr bool PF = PREFETCH && VEC;  // the scalar path (ragged K or N) stays simple
+    float va[CA][W], vb[CB][W];
+    auto fetch_a = [&](int i, int k0, bool full) {
+        const bool p = full || (a_row[i] < M && k0 + a_col[i] < K);
+        if (VEC) {
+            const float4 v = p ? *reinterpret_cast<const float4*>(a_src[i] + k0) : make_float4(0.f, 0.f, 0.f, 0.f);
+            va[i][0] = v.x; va[i][W > 1 ? 1 : 0] = v.y; va[i][W > 2 ? 2 : 0] = v.z; va[i][W > 3 ? 3 : 0] = v.w;
+        } else {
+            va[i][0] = p ? a_src[i][k0] : 0.0f;
+        }
+    };
+    auto fetch_b = [&](int i, int k0, bool full) {
+        const bool p = full || (k0 + b_row[i] < K && b_col[i] < N);
+        if (VEC) {
+            const float4 v = p ? *reinterpret_cast<const float4*>(b_src[i] + (size_t)k0 * N) : make_float4(0.f, 0.f, 0.f, 0.f);
+            vb[i][0] = v.x; vb[i][W > 1 ? 1 : 0] = v.y; vb[i][W > 2 ? 2 : 0] = v.z; vb[i][W > 3 ? 3 : 0] = v.w;
+        } else {
+            vb[i][0] = p ? b_src[i][(size_t)k0 * N] : 0.0f;
+        }
+    };
+    auto store_a = [&](int i) {
+#pragma unroll
+        for (int q = 0; q < W; ++q) smem[a_dst[i] + q * AS] = va[i][q];  // element (r, c + q) of A goes to As[c + q][r]
+    };
+    auto store_b = [&](int i) {
+        if (VEC) *reinterpret_cast<float4*>(smem + b_dst[i]) = make_float4(vb[i][0], vb[i][W > 1 ? 1 : 0], vb[i][W > 2 ? 2 : 0], vb[i][W > 3 ? 3 : 0]);
+        else smem[b_dst[i]] = vb[i][0];
+    };
+    // block-uniform: inner tiles need no bounds tests
+    auto full_tile = [&](int k0) { return interior && k0 + BK <= K; };
+    if (PF) {
+#pragma unroll
+        for (int i = 0; i < CA; ++i) fetch_a(i, 0, full_tile(0));
+#pragma unroll
+        for (int i = 0; i < CB; ++i) fetch_b(i, 0, full_tile(0));
+    }
     for (int k0 = 0; k0 < K; k0 += BK) {
-        const bool full = interior && k0 + BK <= K;  // block-uniform: inner tiles need no bounds tests
+        const bool full = full_tile(k0);
 #pragma unroll
         for (int i = 0; i < CA; ++i) {
-            const bool p = full || (a_row[i] < M && k0 + a_col[i] < K);
-            if (VEC) {
-                const float4 v = p ? *reinterpret_cast<const float4*>(a_src[i] + k0) : make_float4(0.f, 0.f, 0.f, 0.f);
-                smem[a_dst[i]] = v.x;
-                smem[a_dst[i] + AS] = v.y;
-                smem[a_dst[i] + 2 * AS] = v.z;
-                smem[a_dst[i] + 3 * AS] = v.w;
-            } else {
-                smem[a_dst[i]] = p ? a_src[i][k0] : 0.0f;
-            }
+            if (!PF) fetch_a(i, k0, full);
+            store_a(i);
         }
 #pragma unroll
         for (int i = 0; i < CB; ++i) {
-            const bool p = full || (k0 + b_row[i] < K && b_col[i] < N);
-            if (VEC) {
-                const float4 v = p ? *reinterpret_cast<const float4*>(b_src[i] + (size_t)k0 * N) : make_float4(0.f, 0.f, 0.f, 0.f);
-                *reinterpret_cast<float4*>(smem + b_dst[i]) = v;
-            } else {
-                smem[b_dst[i]] = p ? b_src[i][(size_t)k0 * N] : 0.0f;
-            }
+            if (!PF) fetch_b(i, k0, full);
+            store_b(i);
         }
         __syncthreads();
+        if (PF && k0 + BK < K) {
+            const bool next_full = full_tile(k0 + BK);
+#pragma unroll
+            for (int i = 0; i < CA; ++i) fetch_a(i, k0 + BK, next_full);
+#pragma unroll
+            for (int i = 0; i < CB; ++i) fetch_b(i, k0 + BK, next_full);
+        }
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
             float ra[TM], rb[TN];
@@ -132,7 +165,7 @@ __device__ __forceinline__ void sgemm_warptiling_body(int M, int N, int K, float
     }
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int MINB>
+template <int BM, int BN, int BK, int WM, int WN, int MINB, bool PREFETCH>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_warptiling(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
                  float beta, float* __restrict__ C) {
@@ -142,14 +175,14 @@ sgemm_warptiling(int M, int N, int K, float alpha, const float* __restrict__ A, 
                      (((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B) |
                         reinterpret_cast<unsigned long long>(C)) & 15) == 0);
     if (vec)
-        sgemm_warptiling_body<BM, BN, BK, WM, WN, true>(M, N, K, alpha, A, B, beta, C, smem);
+        sgemm_warptiling_body<BM, BN, BK, WM, WN, PREFETCH, true>(M, N, K, alpha, A, B, beta, C, smem);
     else
-        sgemm_warptiling_body<BM, BN, BK, WM, WN, false>(M, N, K, alpha, A, B, beta, C, smem);
+        sgemm_warptiling_body<BM, BN, BK, WM, WN, PREFETCH, false>(M, N, K, alpha, A, B, beta, C, smem);
 }
 
 /* @plan
 [[launch]]
-kernel = "sgemm_warptiling<128, 128, 16, 64, 32, 2>"
+kernel = "sgemm_warptiling<128, 128, 16, 64, 32, 2, false>"
 grid = ["cdiv(N, 128)", "cdiv(M, 128)"]
 block = [256]
 */

@@ -1,12 +1,15 @@
+from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from apps.accounts.services import DEMO_PASSWORD, demo_accounts_ensure
 
 
 class Command(BaseCommand):
-    help = "Loads the demo data for development: the demo accounts (and, as other apps add it, the demo book)."
+    help = "Loads the demo data for development: the demo book from content/ and the demo accounts."
 
     def handle(self, *args, **options):
+        call_command("import_book", settings.DEMO_BOOK_DIR, stdout=self.stdout)
         accounts = demo_accounts_ensure()
         self.stdout.write("Demo accounts (password: %s):" % DEMO_PASSWORD)
         for account in accounts:

@@ -1,0 +1,205 @@
+"""Reading the book from content/ (see content/README.md) into plain, validated dataclasses.
+
+Everything is parsed and checked before the database is touched, so a broken file fails the
+whole import with its path and line, and changes nothing.
+"""
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from apps.catalog.markdown import ContentError, render_markdown
+
+FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>.*?\n)---[ \t]*\n", re.S)
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+BOOK_FIELDS = ("slug", "title", "author")
+CAPSULE_FIELDS = ("number", "slug", "title", "part", "minutes", "access", "summary")
+MAX_SVG_BYTES = 200_000
+SVG_FORBIDDEN = re.compile(r"<script|<foreignObject|\son[a-z]+\s*=|(?:xlink:)?href\s*=\s*[\"'](?!#)", re.I)
+
+
+class ImportFileError(Exception):
+    """A content file is invalid. Renders as `path:line: message`."""
+
+    def __init__(self, path: Path, message: str, line: int | None = None):
+        self.path, self.message, self.line = path, message, line
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+
+
+@dataclass
+class PartData:
+    number: int
+    slug: str
+    title: str
+    description: str
+
+
+@dataclass
+class FigureData:
+    name: str
+    number: int
+    caption: str
+    svg: str
+
+
+@dataclass
+class CapsuleData:
+    path: Path
+    number: int
+    slug: str
+    title: str
+    part: int
+    badge: str
+    minutes: int
+    access: str
+    summary: str
+    outline: list[str]
+    body: str
+    figures: list[FigureData] = field(default_factory=list)
+
+
+@dataclass
+class BookData:
+    slug: str
+    title: str
+    subtitle: str
+    blurb: str
+    publisher: str
+    level: str
+    author: str
+    language: str
+    stated_figure_count: int
+    ereader_pitch: str
+    paywall_pitch: str
+    parts: list[PartData]
+    capsules: list[CapsuleData]
+
+
+def _load_yaml(path: Path, text: str, line_offset: int = 0):
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 + line_offset if mark else None
+        problem = getattr(error, "problem", None) or str(error)
+        raise ImportFileError(path, f"invalid YAML: {problem}", line) from error
+
+
+def _require(path: Path, data: dict, names, line: int | None = 1):
+    if not isinstance(data, dict):
+        raise ImportFileError(path, "expected a mapping of fields", line)
+    missing = [name for name in names if data.get(name) in (None, "")]
+    if missing:
+        raise ImportFileError(path, f"missing required field(s): {', '.join(missing)}", line)
+
+
+def _int(path: Path, data: dict, name: str, line: int = 1) -> int:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImportFileError(path, f"{name} must be a non-negative whole number, got {value!r}", line)
+    return value
+
+
+def _read_book_yaml(folder: Path) -> dict:
+    path = folder / "book.yaml"
+    if not path.is_file():
+        raise ImportFileError(path, "missing: every book folder has a book.yaml")
+    data = _load_yaml(path, path.read_text(encoding="utf-8"))
+    _require(path, data, BOOK_FIELDS + ("parts",))
+    if not SLUG.match(str(data["slug"])):
+        raise ImportFileError(path, f"slug {data['slug']!r} must be lowercase letters, digits and hyphens")
+    return data
+
+
+def _read_parts(path: Path, raw_parts) -> list[PartData]:
+    if not isinstance(raw_parts, list) or not raw_parts:
+        raise ImportFileError(path, "parts must be a non-empty list")
+    parts, seen = [], set()
+    for raw in raw_parts:
+        _require(path, raw, ("slug", "title"))
+        number = _int(path, raw, "number")
+        if number in seen:
+            raise ImportFileError(path, f"part number {number} appears twice")
+        seen.add(number)
+        parts.append(PartData(number=number, slug=str(raw["slug"]), title=str(raw["title"]), description=str(raw.get("description") or "")))
+    return parts
+
+
+def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> CapsuleData:
+    text = path.read_text(encoding="utf-8")
+    match = FRONT_MATTER.match(text)
+    if not match:
+        raise ImportFileError(path, "must start with YAML front matter between '---' lines", 1)
+    meta = _load_yaml(path, match.group("yaml"), line_offset=1)
+    _require(path, meta, CAPSULE_FIELDS, line=2)
+    body_first_line = match.group(0).count("\n") + 1
+    number, minutes, part = _int(path, meta, "number", 2), _int(path, meta, "minutes", 2), _int(path, meta, "part", 2)
+    if part not in part_numbers:
+        raise ImportFileError(path, f"part {part} is not a part of book.yaml", 2)
+    if meta["access"] not in ("free", "locked"):
+        raise ImportFileError(path, f"access must be 'free' or 'locked', got {meta['access']!r}", 2)
+    if not SLUG.match(str(meta["slug"])):
+        raise ImportFileError(path, f"slug {meta['slug']!r} must be lowercase letters, digits and hyphens", 2)
+    outline = meta.get("outline") or []
+    if not isinstance(outline, list) or not all(isinstance(item, str) for item in outline):
+        raise ImportFileError(path, "outline must be a list of section titles", 2)
+
+    body = text[match.end():]
+    try:
+        # A dry render: figure URLs do not matter here, only that the Markdown renders.
+        rendered = render_markdown(body, figure_url=lambda name: name)
+    except ContentError as error:
+        line = error.line + body_first_line - 1 if error.line else None
+        raise ImportFileError(path, error.message, line) from error
+    figures = [
+        FigureData(name=ref.name, number=ref.number, caption=ref.caption, svg=_read_svg(path, figures_folder / ref.name, ref.line + body_first_line - 1))
+        for ref in rendered.figures
+    ]
+    return CapsuleData(
+        path=path, number=number, slug=str(meta["slug"]), title=str(meta["title"]), part=part,
+        badge=str(meta.get("badge") or ""), minutes=minutes, access=meta["access"],
+        summary=" ".join(str(meta["summary"]).split()), outline=outline, body=body, figures=figures,
+    )
+
+
+def _read_svg(capsule_path: Path, path: Path, line: int) -> str:
+    if not path.is_file():
+        raise ImportFileError(capsule_path, f"figure file not found: {path}", line)
+    data = path.read_bytes()
+    if len(data) > MAX_SVG_BYTES:
+        raise ImportFileError(path, f"figure is {len(data)} bytes; the limit is {MAX_SVG_BYTES}")
+    svg = data.decode("utf-8")
+    if "<svg" not in svg:
+        raise ImportFileError(path, "not an SVG file")
+    bad = SVG_FORBIDDEN.search(svg)
+    if bad:
+        line_no = svg.count("\n", 0, bad.start()) + 1
+        raise ImportFileError(path, f"SVG may not contain script, event attributes, foreignObject or external links ({bad.group(0).strip()!r})", line_no)
+    return svg
+
+
+def read_book(folder: Path) -> BookData:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ImportFileError(folder, "not a folder")
+    meta = _read_book_yaml(folder)
+    parts = _read_parts(folder / "book.yaml", meta["parts"])
+    part_numbers = {part.number for part in parts}
+    capsules = [_read_capsule(path, part_numbers, folder / "figures") for path in sorted((folder / "capsules").glob("*.md"))]
+    if not capsules:
+        raise ImportFileError(folder / "capsules", "no capsule files (*.md) found")
+    for attribute in ("number", "slug"):
+        seen: dict = {}
+        for capsule in capsules:
+            value = getattr(capsule, attribute)
+            if value in seen:
+                raise ImportFileError(capsule.path, f"{attribute} {value!r} is also used by {seen[value].name}", 2)
+            seen[value] = capsule.path
+    return BookData(
+        slug=str(meta["slug"]), title=str(meta["title"]), subtitle=str(meta.get("subtitle") or ""),
+        blurb=str(meta.get("blurb") or ""), publisher=str(meta.get("publisher") or ""), level=str(meta.get("level") or ""),
+        author=str(meta["author"]), language=str(meta.get("language") or "en"),
+        stated_figure_count=int(meta.get("figure_count") or 0), ereader_pitch=str(meta.get("ereader_pitch") or ""),
+        paywall_pitch=str(meta.get("paywall_pitch") or ""), parts=parts, capsules=sorted(capsules, key=lambda c: c.number),
+    )

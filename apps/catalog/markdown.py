@@ -1,0 +1,205 @@
+"""Capsule Markdown to safe HTML: the one content pipeline for the reader, search and the EPUB.
+
+markdown-it in its `js-default` preset (raw HTML is escaped, never passed through), with
+footnotes, `{attrs}`, heading anchors, `$maths$` rendered on the server as MathML (the LaTeX kept
+as `alttext` for screen readers and e-readers), code highlighted by Pygments, and an image alone in
+its paragraph promoted to a numbered <figure>. The result is sanitised once more with nh3 against
+an explicit allowlist, so a bug in any plugin still cannot emit script.
+"""
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import nh3
+from latex2mathml.converter import convert as latex_to_mathml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.attrs import attrs_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+FIGURE_SRC = re.compile(r"^figures/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*\.svg)$")
+
+
+class ContentError(ValueError):
+    """A capsule's Markdown cannot be rendered; `line` is 1-based within the Markdown body."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    name: str
+    number: int
+    caption: str
+    line: int
+
+
+@dataclass
+class Rendered:
+    html: str
+    text: str
+    toc: list[dict] = field(default_factory=list)
+    figures: list[FigureRef] = field(default_factory=list)
+
+
+MATHML_TAGS = {
+    "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub",
+    "msubsup", "mfrac", "msqrt", "mroot", "mstyle", "mpadded", "mphantom", "menclose", "mtable", "mtr",
+    "mtd", "munder", "mover", "munderover", "merror",
+}
+HTML_TAGS = {
+    "p", "h2", "h3", "h4", "h5", "h6", "a", "em", "strong", "code", "pre", "span", "ul", "ol", "li",
+    "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "figure", "figcaption", "img",
+    "sup", "sub", "section", "div", "s", "del",
+}
+MATHML_ATTRIBUTES = {
+    "xmlns", "display", "alttext", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace",
+    "columnalign", "columnspacing", "rowspacing", "accent", "accentunder", "movablelimits", "width",
+    "minsize", "maxsize", "symmetric", "form", "linethickness", "notation", "encoding", "largeop",
+    "displaystyle", "scriptlevel",
+}
+ALLOWED_ATTRIBUTES = {
+    **{tag: set(MATHML_ATTRIBUTES) for tag in MATHML_TAGS},
+    "a": {"href", "id", "class", "title"},
+    "img": {"src", "alt", "width", "height", "loading", "class"},
+    "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
+    "li": {"id", "class"}, "ol": {"class", "start"}, "ul": {"class"}, "sup": {"id", "class"},
+    "section": {"class"}, "div": {"class"}, "span": {"class"}, "code": {"class"}, "pre": {"class"},
+    "figure": {"id", "class"}, "figcaption": {"class"}, "hr": {"class"},
+    "th": {"style"}, "td": {"style"},
+}
+
+
+def _highlight(code: str, lang: str, _attrs) -> str:
+    try:
+        lexer = get_lexer_by_name(lang or "text")
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    # nowrap: markdown-it supplies the <pre><code class="language-x"> around the spans.
+    return highlight(code, lexer, HtmlFormatter(nowrap=True))
+
+
+def _mathml(latex: str, *, display: bool) -> str:
+    mathml = latex_to_mathml(latex, display="block" if display else "inline")
+    # latex2mathml has no alttext option; the LaTeX is the accessible (and e-reader) fallback.
+    return mathml.replace("<math ", f'<math alttext="{html.escape(latex.strip(), quote=True)}" ', 1)
+
+
+def _build_parser() -> MarkdownIt:
+    md = MarkdownIt("js-default", {"highlight": _highlight})
+    md.use(footnote_plugin).use(attrs_plugin).use(dollarmath_plugin, allow_digits=False, double_inline=True)
+    md.use(anchors_plugin, min_level=2, max_level=3)
+    md.add_render_rule("math_inline", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=False))
+    md.add_render_rule("math_inline_double", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True))
+    md.add_render_rule("math_block", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True) + "\n")
+    md.add_render_rule("figure", _render_figure)
+    return md
+
+
+def _render_figure(self, tokens, idx, options, env) -> str:
+    meta = tokens[idx].meta
+    return (
+        f'<figure id="figure-{meta["number"]}">'
+        f'<img src="{html.escape(meta["src"])}" alt="{html.escape(meta["caption"])}" loading="lazy">'
+        f'<figcaption><span class="figure-label">Figure {meta["number"]}.</span> {html.escape(meta["caption"])}</figcaption>'
+        "</figure>\n"
+    )
+
+
+_PARSER = _build_parser()
+
+
+def _check_maths(tokens: list[Token]) -> None:
+    """Convert every formula once up front, so bad LaTeX is reported with its line."""
+    line = 0
+    for token in tokens:
+        if token.map:
+            line = token.map[0] + 1
+        candidates = [token] + list(token.children or [])
+        for candidate in candidates:
+            if candidate.type.startswith("math_"):
+                try:
+                    latex_to_mathml(candidate.content)
+                except Exception as error:  # latex2mathml raises plain exceptions of several kinds
+                    raise ContentError(f"cannot render the maths {candidate.content.strip()[:60]!r}: {error}", line) from error
+
+
+def _promote_figures(tokens: list[Token], figure_url: Callable[[str], str]) -> list[FigureRef]:
+    """An image alone in a paragraph becomes a numbered figure; only figures/NAME.svg may be used."""
+    for token in tokens:
+        for child in token.children or []:
+            src = child.attrGet("src") or "" if child.type == "image" else None
+            if src is not None and not FIGURE_SRC.match(src):
+                line = token.map[0] + 1 if token.map else None
+                raise ContentError(f"image {src!r}: figures must be figures/NAME.svg files of the book", line)
+    figures: list[FigureRef] = []
+    result: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        line = token.map[0] + 1 if token.map else 0
+        is_lone_image = (
+            token.type == "paragraph_open"
+            and i + 2 < len(tokens)
+            and tokens[i + 1].type == "inline"
+            and len(tokens[i + 1].children or []) == 1
+            and tokens[i + 1].children[0].type == "image"
+        )
+        if is_lone_image:
+            image = tokens[i + 1].children[0]
+            name = FIGURE_SRC.match(image.attrGet("src")).group("name")
+            caption = "".join(child.content for child in image.children or []).strip()
+            if not caption:
+                raise ContentError(f"figure {name} needs a caption: ![Caption.](figures/{name})", line)
+            ref = FigureRef(name=name, number=len(figures) + 1, caption=caption, line=line)
+            figures.append(ref)
+            figure = Token("figure", "", 0, map=token.map, block=True)
+            figure.meta = {"number": ref.number, "caption": caption, "src": figure_url(name)}
+            result.append(figure)
+            i += 3
+            continue
+        result.append(token)
+        i += 1
+    return figures, result
+
+
+def _table_of_contents(tokens: list[Token]) -> list[dict]:
+    toc = []
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag in ("h2", "h3"):
+            toc.append({"level": int(token.tag[1]), "id": token.attrGet("id"), "title": tokens[i + 1].content})
+    return toc
+
+
+def _plain_text(safe_html: str) -> str:
+    """Text for search: tags dropped, MathML reduced to its LaTeX."""
+    text = re.sub(r'<math[^>]*alttext="([^"]*)"[^>]*>.*?</math>', r" \1 ", safe_html, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", text)
+    return re.sub(r"\s+", " ", html.unescape(text)).strip()
+
+
+def render_markdown(source: str, *, figure_url: Callable[[str], str]) -> Rendered:
+    env: dict = {}
+    tokens = _PARSER.parse(source, env)
+    _check_maths(tokens)
+    figures, tokens = _promote_figures(tokens, figure_url)
+    raw_html = _PARSER.renderer.render(tokens, _PARSER.options, env)
+    safe_html = nh3.clean(
+        raw_html,
+        tags=HTML_TAGS | MATHML_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+        filter_style_properties={"text-align"},
+    )
+    return Rendered(html=safe_html, text=_plain_text(safe_html), toc=_table_of_contents(tokens), figures=figures)

@@ -1,0 +1,44 @@
+"""Reads of the book. Query counts stay constant in the number of parts and capsules."""
+from django.db.models import Prefetch
+from django.http import Http404
+
+from apps.catalog.models import Book, Capsule, Part
+
+
+def book_get() -> Book:
+    """The site's book (the platform serves one book; the first by id if several exist)."""
+    book = Book.objects.order_by("id").first()
+    if book is None:
+        raise Http404("No book has been imported yet: python manage.py import_book content/kernel-engineering")
+    return book
+
+
+def book_parts_with_capsules(book: Book) -> list[Part]:
+    """The table of contents: parts in order, each with its published capsules (two queries)."""
+    capsules = Capsule.objects.published().in_reading_order().only(
+        "id", "part_id", "book_id", "number", "slug", "title", "badge", "minutes", "access", "status"
+    )
+    return list(book.parts.order_by("number").prefetch_related(Prefetch("capsules", queryset=capsules, to_attr="published_capsules")))
+
+
+def book_totals(parts: list[Part]) -> dict:
+    capsules = [capsule for part in parts for capsule in part.published_capsules]
+    minutes = sum(capsule.minutes for capsule in capsules)
+    return {"capsule_count": len(capsules), "minutes": minutes, "hours": round(minutes / 60)}
+
+
+def capsule_get(slug: str) -> Capsule:
+    """A published capsule with its part and book (one query)."""
+    try:
+        return Capsule.objects.published().select_related("part", "book").get(slug=slug)
+    except Capsule.DoesNotExist:
+        raise Http404("No such capsule") from None
+
+
+def capsule_neighbours(parts: list[Part], capsule: Capsule) -> tuple[Capsule | None, Capsule | None]:
+    """Previous and next capsule in reading order, from an already loaded table of contents."""
+    ordered = [c for part in parts for c in part.published_capsules]
+    index = next((i for i, c in enumerate(ordered) if c.pk == capsule.pk), None)
+    if index is None:
+        return None, None
+    return (ordered[index - 1] if index > 0 else None), (ordered[index + 1] if index + 1 < len(ordered) else None)

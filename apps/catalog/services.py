@@ -1,0 +1,131 @@
+"""Writes to the book: importing it from content/, and rendering a capsule for its revision."""
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import F
+from django.urls import reverse
+
+from apps.catalog.content_files import BookData, CapsuleData, read_book
+from apps.catalog.markdown import render_markdown
+from apps.catalog.models import Book, Capsule, Figure, Part
+
+
+@dataclass
+class ImportReport:
+    book: str = ""
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    unpublished: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated or self.unpublished)
+
+
+def _content_hash(capsule: CapsuleData) -> str:
+    payload = {
+        "title": capsule.title, "badge": capsule.badge, "minutes": capsule.minutes, "access": capsule.access,
+        "summary": capsule.summary, "outline": capsule.outline, "body": capsule.body, "part": capsule.part,
+        "figures": [(f.name, f.number, f.caption, hashlib.sha256(f.svg.encode()).hexdigest()) for f in capsule.figures],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def capsule_render(*, capsule: Capsule) -> Capsule:
+    """Render the capsule's Markdown into its stored HTML, text and table of contents."""
+    rendered = render_markdown(
+        capsule.body,
+        figure_url=lambda name: reverse("reading:figure", kwargs={"slug": capsule.slug, "name": name}),
+    )
+    capsule.body_html, capsule.body_text, capsule.toc = rendered.html, rendered.text, rendered.toc
+    return capsule
+
+
+def _book_upsert(data: BookData) -> tuple[Book, bool]:
+    fields = {
+        "title": data.title, "subtitle": data.subtitle, "blurb": data.blurb, "publisher": data.publisher,
+        "level": data.level, "author": data.author, "language": data.language,
+        "stated_figure_count": data.stated_figure_count, "ereader_pitch": data.ereader_pitch, "paywall_pitch": data.paywall_pitch,
+    }
+    book, created = Book.objects.get_or_create(slug=data.slug, defaults=fields)
+    changed = created or any(getattr(book, name) != value for name, value in fields.items())
+    if changed and not created:
+        for name, value in fields.items():
+            setattr(book, name, value)
+        book.save()
+    return book, changed
+
+
+def _parts_upsert(book: Book, data: BookData) -> tuple[dict[int, Part], bool]:
+    parts, changed = {}, False
+    for part_data in data.parts:
+        values = {"slug": part_data.slug, "title": part_data.title, "description": part_data.description}
+        part, created = Part.objects.get_or_create(book=book, number=part_data.number, defaults=values)
+        if not created and any(getattr(part, name) != value for name, value in values.items()):
+            Part.objects.filter(pk=part.pk).update(**values)
+            changed = True
+        changed = changed or created
+        parts[part_data.number] = part
+    return parts, changed
+
+
+def _capsule_upsert(book: Book, part: Part, data: CapsuleData, report: ImportReport) -> None:
+    label = f"{data.number:02d} {data.slug}"
+    content_hash = _content_hash(data)
+    capsule = Capsule.objects.filter(book=book, number=data.number).first()
+    if capsule and capsule.content_hash == content_hash and capsule.slug == data.slug and capsule.status == Capsule.Status.PUBLISHED:
+        report.unchanged.append(label)
+        return
+    if capsule is None:
+        capsule = Capsule(book=book, number=data.number, revision=1)
+        report.created.append(label)
+    else:
+        capsule.revision += 1
+        report.updated.append(label)
+    capsule.part, capsule.slug, capsule.title, capsule.badge = part, data.slug, data.title, data.badge
+    capsule.minutes, capsule.access, capsule.summary, capsule.outline = data.minutes, data.access, data.summary, data.outline
+    capsule.body, capsule.content_hash, capsule.status = data.body, content_hash, Capsule.Status.PUBLISHED
+    capsule_render(capsule=capsule)
+    capsule.save()
+    capsule.figures.all().delete()
+    Figure.objects.bulk_create(
+        Figure(capsule=capsule, name=f.name, number=f.number, caption=f.caption, svg=f.svg) for f in data.figures
+    )
+
+
+@transaction.atomic
+def book_import(*, folder: Path) -> ImportReport:
+    """Create or update the book from its content folder. Idempotent: a second run changes nothing.
+
+    Capsules whose files disappeared are unpublished (not deleted), so readers' progress survives.
+    """
+    data = read_book(folder)  # raises ImportFileError before any write
+    report = ImportReport(book=data.slug)
+    book, book_changed = _book_upsert(data)
+    parts, parts_changed = _parts_upsert(book, data)
+    numbers = [c.number for c in data.capsules]
+    for capsule_data in data.capsules:
+        _capsule_upsert(book, parts[capsule_data.part], capsule_data, report)
+    for gone in book.capsules.exclude(number__in=numbers).filter(status=Capsule.Status.PUBLISHED):
+        gone.status = Capsule.Status.DRAFT
+        gone.save(update_fields=["status", "updated_at"])
+        report.unpublished.append(f"{gone.number:02d} {gone.slug}")
+    if report.changed or book_changed or parts_changed:
+        Book.objects.filter(pk=book.pk).update(revision=F("revision") + 1)
+    return report
+
+
+@transaction.atomic
+def capsule_save(*, capsule: Capsule) -> Capsule:
+    """An edit from admin: re-render, and bump the capsule's and the book's revision if content changed."""
+    previous = Capsule.objects.filter(pk=capsule.pk).values("body", "title", "summary", "outline", "access", "slug").first()
+    capsule_render(capsule=capsule)
+    if previous and any(previous[name] != getattr(capsule, name) for name in previous):
+        capsule.revision += 1
+        Book.objects.filter(pk=capsule.book_id).update(revision=F("revision") + 1)
+    capsule.save()
+    return capsule

@@ -1,0 +1,18 @@
+from django.shortcuts import render
+
+from apps.catalog import selectors
+from apps.reading.policy import has_full_access
+from apps.reading.selectors import continue_reading, progress_by_capsule
+
+
+def landing(request):
+    book = selectors.book_get()
+    parts = selectors.book_parts_with_capsules(book)
+    return render(request, "catalog/landing.html", {
+        "book": book,
+        "parts": parts,
+        "totals": selectors.book_totals(parts),
+        "full_access": has_full_access(request.user),
+        "progress": progress_by_capsule(request.user, book),
+        "continue_progress": continue_reading(request.user, book),
+    })

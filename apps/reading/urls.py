@@ -1,0 +1,15 @@
+from django.urls import path
+
+from apps.reading import views
+
+app_name = "reading"
+
+urlpatterns = [
+    path("capsules/<slug:slug>/", views.capsule, name="capsule"),
+    path("capsules/<slug:slug>/figures/<str:name>", views.figure, name="figure"),
+    path("capsules/<slug:slug>/position/", views.position_save, name="position-save"),
+    path("capsules/<slug:slug>/complete/", views.complete, name="complete"),
+    path("capsules/<slug:slug>/progress/", views.capsule_progress, name="capsule-progress"),
+    path("progress/", views.my_progress, name="my-progress"),
+    path("search/", views.search, name="search"),
+]

@@ -1,0 +1,29 @@
+"""Domain errors of the subscriptions app."""
+
+
+class BillingError(Exception):
+    """Base class: a billing action that cannot be done as asked."""
+
+
+class StripeNotConfigured(BillingError):
+    """The Stripe settings this action needs are missing."""
+
+
+class UnknownPlan(BillingError):
+    """A plan that the pricing page does not offer (or whose Price is not configured)."""
+
+
+class AlreadySubscribed(BillingError):
+    """The reader already has a subscription giving access: the portal manages it."""
+
+
+class NoBillingAccount(BillingError):
+    """The reader has no Stripe customer yet (nothing for the portal to show)."""
+
+
+class WebhookRejected(BillingError):
+    """A webhook request that is not a verified Stripe event (bad signature, stale, malformed)."""
+
+
+class StripeDataError(BillingError):
+    """Stripe answered something this mirror cannot store (an unknown status, a customer of no reader)."""

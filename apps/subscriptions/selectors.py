@@ -1,0 +1,137 @@
+"""Reads: who has full access, what the billing section and the pricing page show."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef
+
+from apps.subscriptions import stripe_api
+from apps.subscriptions.models import ComplimentaryAccess, Customer, Subscription
+
+_REQUEST_CACHE_ATTRIBUTE = "_subscriptions_full_access"
+
+
+def has_full_access(user, *, now: datetime | None = None) -> bool:
+    """True when the stored state gives `user` the whole book at `now`: an active or trialing
+    subscription (until a scheduled cancellation passes), a past_due one within the grace
+    period, or current complimentary access. Staff are not considered here (the reading
+    policy handles them). One SQL query; never calls Stripe."""
+    if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
+        return False
+    subscriptions = Subscription.objects.giving_access(now=now).filter(customer__user_id=OuterRef("pk"))
+    complimentary = ComplimentaryAccess.objects.current(now=now).filter(user_id=OuterRef("pk"))
+    return get_user_model().objects.filter(pk=user.pk).filter(Exists(subscriptions) | Exists(complimentary)).exists()
+
+
+def request_has_full_access(request) -> bool:
+    """`has_full_access(request.user)`, computed at most once per request."""
+    cached = getattr(request, _REQUEST_CACHE_ATTRIBUTE, None)
+    if cached is None:
+        cached = has_full_access(getattr(request, "user", None))
+        setattr(request, _REQUEST_CACHE_ATTRIBUTE, cached)
+    return cached
+
+
+def stripe_is_configured() -> bool:
+    """Checkout needs the secret key, at least one Price and the webhook secret (without which
+    a payment would never be seen)."""
+    return bool(settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET and (settings.STRIPE_PRICE_MONTHLY or settings.STRIPE_PRICE_YEARLY))
+
+
+def customer_for_user(user) -> Customer | None:
+    if user is None or not user.is_authenticated:
+        return None
+    return Customer.objects.filter(user_id=user.pk).first()
+
+
+def subscription_current(user) -> Subscription | None:
+    """The subscription to show on the account page: one giving access if any, else the most
+    recent one."""
+    if user is None or not user.is_authenticated:
+        return None
+    subscriptions = Subscription.objects.for_user(user).select_related("customer")
+    return subscriptions.giving_access().first() or subscriptions.first()
+
+
+def complimentary_access_current(user) -> ComplimentaryAccess | None:
+    if user is None or not user.is_authenticated:
+        return None
+    return ComplimentaryAccess.objects.current().filter(user_id=user.pk).order_by("-ends_at").first()
+
+
+@dataclass(frozen=True)
+class BillingSummary:
+    subscription: Subscription | None
+    complimentary: ComplimentaryAccess | None
+    has_full_access: bool
+    has_customer: bool
+    plan_label: str
+    stripe_configured: bool
+
+
+def billing_summary(user) -> BillingSummary:
+    subscription = subscription_current(user)
+    return BillingSummary(
+        subscription=subscription,
+        complimentary=complimentary_access_current(user),
+        has_full_access=has_full_access(user),
+        has_customer=subscription is not None or customer_for_user(user) is not None,
+        plan_label=plan_label(subscription),
+        stripe_configured=stripe_is_configured(),
+    )
+
+
+def plan_label(subscription: Subscription | None) -> str:
+    if subscription is None:
+        return ""
+    if subscription.price_id and subscription.price_id == settings.STRIPE_PRICE_MONTHLY:
+        return "Monthly"
+    if subscription.price_id and subscription.price_id == settings.STRIPE_PRICE_YEARLY:
+        return "Yearly"
+    return {"month": "Monthly", "year": "Yearly"}.get(subscription.interval, subscription.interval.capitalize() or "Subscription")
+
+
+_ZERO_DECIMAL = {"bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv", "xaf", "xof", "xpf"}
+_SYMBOLS = {"eur": "€", "usd": "$", "gbp": "£"}
+
+
+def money(amount: int | None, currency: str) -> str:
+    """12 00 eur -> "€12"; 1250 usd -> "$12.50"; unknown currencies keep their code."""
+    if amount is None:
+        return ""
+    currency = (currency or "").lower()
+    value = amount if currency in _ZERO_DECIMAL else amount / 100
+    text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    symbol = _SYMBOLS.get(currency)
+    return f"{symbol}{text}" if symbol else f"{text} {currency.upper()}".strip()
+
+
+@dataclass(frozen=True)
+class PricingPlan:
+    key: str  # what the checkout form posts: "monthly" or "yearly"
+    label: str
+    per: str  # "month" / "year"
+    price_id: str
+    amount: int | None
+    currency: str
+
+    @property
+    def price_display(self) -> str:
+        return money(self.amount, self.currency)
+
+
+def pricing_plans() -> list[PricingPlan]:
+    """The configured plans, with their amounts read (and cached) from Stripe."""
+    plans = []
+    for key, label, per, price_id in (
+        ("monthly", "Monthly", "month", settings.STRIPE_PRICE_MONTHLY),
+        ("yearly", "Yearly", "year", settings.STRIPE_PRICE_YEARLY),
+    ):
+        if not price_id:
+            continue
+        price = stripe_api.price_retrieve(price_id) if settings.STRIPE_SECRET_KEY else {}
+        plans.append(PricingPlan(key, label, per, price_id, price.get("unit_amount"), price.get("currency") or ""))
+    return plans

@@ -1,0 +1,118 @@
+import logging
+
+import stripe
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.subscriptions import selectors, services
+from apps.subscriptions.errors import AlreadySubscribed, NoBillingAccount, StripeNotConfigured, UnknownPlan, WebhookRejected
+
+logger = logging.getLogger(__name__)
+
+STRIPE_UNREACHABLE = "We could not reach our payment provider. Nothing was charged; please try again in a minute."
+
+
+class _SeeOther(HttpResponseRedirect):
+    """303: after a POST the browser follows with a GET (to Stripe's pages)."""
+
+    status_code = 303
+
+
+@require_GET
+def pricing(request):
+    return render(
+        request,
+        "subscriptions/pricing.html",
+        {
+            "plans": selectors.pricing_plans(),
+            "stripe_configured": selectors.stripe_is_configured(),
+            "trial_days": settings.STRIPE_TRIAL_DAYS,
+            "has_full_access": selectors.request_has_full_access(request),
+            "missing_settings": [
+                name
+                for name in ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_MONTHLY", "STRIPE_PRICE_YEARLY")
+                if not getattr(settings, name)
+            ],
+        },
+    )
+
+
+@login_required
+def checkout(request):
+    if request.method != "POST":
+        return redirect("subscriptions:pricing")  # e.g. back from the sign-in page
+    try:
+        url = services.checkout_session_create(
+            user=request.user,
+            plan=request.POST.get("plan", ""),
+            success_url=request.build_absolute_uri(reverse("subscriptions:checkout-success")) + "?session_id={CHECKOUT_SESSION_ID}",
+            cancel_url=request.build_absolute_uri(reverse("subscriptions:checkout-cancel")),
+        )
+    except AlreadySubscribed as exc:
+        messages.info(request, str(exc))
+        return _SeeOther(reverse("accounts:profile"))
+    except (UnknownPlan, StripeNotConfigured):
+        messages.error(request, "That plan is not available.")
+        return _SeeOther(reverse("subscriptions:pricing"))
+    except stripe.StripeError as exc:
+        logger.error("Stripe Checkout Session failed: %s (%s)", type(exc).__name__, getattr(exc, "code", None) or "")
+        messages.error(request, STRIPE_UNREACHABLE)
+        return _SeeOther(reverse("subscriptions:pricing"))
+    return _SeeOther(url)
+
+
+@never_cache
+@login_required
+@require_GET
+def checkout_success(request):
+    # Grants nothing: access follows the webhook. The page polls the stored state.
+    return render(request, "subscriptions/checkout_success.html", {"has_full_access": selectors.request_has_full_access(request)})
+
+
+@login_required
+@require_GET
+def checkout_cancel(request):
+    return render(request, "subscriptions/checkout_cancel.html")
+
+
+@login_required
+@require_POST
+def portal(request):
+    try:
+        url = services.portal_session_create(user=request.user, return_url=request.build_absolute_uri(reverse("accounts:profile")))
+    except NoBillingAccount:
+        messages.info(request, "You have no subscription to manage yet.")
+        return _SeeOther(reverse("subscriptions:pricing"))
+    except (StripeNotConfigured, stripe.StripeError) as exc:
+        logger.error("Stripe portal session failed: %s", type(exc).__name__)
+        messages.error(request, STRIPE_UNREACHABLE)
+        return _SeeOther(reverse("accounts:profile"))
+    return _SeeOther(url)
+
+
+@never_cache
+@login_required
+@require_GET
+def access_status(request):
+    """The htmx fragment of the success page: polls until the webhook has given access."""
+    return render(request, "subscriptions/_access_status.html", {"has_full_access": selectors.request_has_full_access(request)})
+
+
+@csrf_exempt
+@require_POST
+def stripe_webhook(request):
+    """Verifies, stores once, answers at once; a Celery task does the work (services.event_process)."""
+    try:
+        event = services.event_verify(payload=request.body, signature=request.headers.get("Stripe-Signature"))
+    except WebhookRejected as exc:
+        logger.warning("Stripe webhook rejected: %s", exc)
+        return HttpResponseBadRequest("Invalid Stripe webhook.", content_type="text/plain")
+    stored, created = services.event_record(event=event)
+    return HttpResponse("ok" if created else "duplicate", content_type="text/plain")
