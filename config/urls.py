@@ -13,6 +13,7 @@ admin.site.login = secure_admin_login(admin.site.login)
 urlpatterns = [
     path("", include("apps.catalog.urls")),
     path("", include("apps.reading.urls")),
+    path("", include("apps.subscriptions.urls")),
     path("health/", health, name="health"),
     path("accounts/", include("apps.accounts.urls")),
     path("accounts/", include("allauth.urls")),

@@ -1,0 +1,92 @@
+"""Every route that returns capsule content, for every kind of visitor: the locked capsule's
+sentinel sentences appear only for visitors the access policy lets read it."""
+import pytest
+from django.test import Client
+
+from tests.conftest import LOCKED_SENTINELS
+from tests.subscriptions.visitors import FULL_ACCESS_KINDS, VISITOR_KINDS, make_visitor
+
+MAY_READ_LOCKED = FULL_ACCESS_KINDS | {"staff"}
+
+# (route, whether it may show the locked body to a reader with access)
+CONTENT_ROUTES = [
+    ("/capsules/locked-two/", True),
+    ("/capsules/locked-two/figures/02-secret.svg", True),
+    ("/search/?q=hide", True),
+    ("/search/?q=tiles", True),
+    ("/", False),
+    ("/capsules/free-one/", False),
+    ("/capsules/locked-three/", False),
+    ("/capsules/locked-two/progress/", False),
+    ("/progress/", False),
+]
+
+
+def client_for(kind):
+    client = Client()
+    visitor = make_visitor(kind)
+    if visitor.is_authenticated:
+        client.force_login(visitor)
+    return client
+
+
+@pytest.mark.parametrize("kind", VISITOR_KINDS)
+def test_locked_text_reaches_only_visitors_who_may_read_it(mini_book, kind):
+    client = client_for(kind)
+    for route, may_show in CONTENT_ROUTES:
+        response = client.get(route)
+        if response.status_code == 302:  # pages for signed-in readers only
+            assert kind == "anonymous" and "/accounts/login/" in response["Location"]
+            continue
+        body = response.content.decode()
+        shown = any(sentinel in body for sentinel in LOCKED_SENTINELS)
+        assert shown == (may_show and kind in MAY_READ_LOCKED), f"{kind} {route}: sentinel shown={shown}"
+
+
+@pytest.mark.parametrize("kind", VISITOR_KINDS)
+def test_the_locked_page_teases_and_points_to_subscribe_or_shows_the_body(mini_book, kind):
+    response = client_for(kind).get("/capsules/locked-two/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "A locked capsule about shared-memory tiling." in body  # the summary is public
+    if kind in MAY_READ_LOCKED:
+        assert '<h2 id="tiles">Tiles</h2>' in body and "This capsule is for subscribers" not in body
+    else:
+        assert "This capsule is for subscribers" in body and '<h2 id="tiles">' not in body
+        assert "/pricing/" in body
+        assert ("/accounts/login/" in body) == (kind == "anonymous")
+
+
+@pytest.mark.parametrize("kind", ["anonymous", "free", "past_due_expired", "canceled"])
+def test_locked_figures_are_not_found_for_visitors_without_access(mini_book, kind):
+    assert client_for(kind).get("/capsules/locked-two/figures/02-secret.svg").status_code == 404
+
+
+def test_figures_are_served_as_inert_svg(mini_book):
+    response = Client().get("/capsules/free-one/figures/01-tiles.svg")
+    assert response.status_code == 200 and response["Content-Type"].startswith("image/svg+xml")
+    assert "sandbox" in response["Content-Security-Policy"] and "default-src 'none'" in response["Content-Security-Policy"]
+
+
+def test_reader_pages_are_never_stored_by_caches(mini_book):
+    client = client_for("active")
+    for route in ("/capsules/locked-two/", "/capsules/locked-two/figures/02-secret.svg", "/search/?q=tiles"):
+        cache_control = client.get(route)["Cache-Control"]
+        assert "private" in cache_control and "no-store" in cache_control
+
+
+def test_meta_tags_of_a_locked_capsule_hold_only_public_text(mini_book):
+    body = client_for("active").get("/capsules/locked-two/").content.decode()
+    head = body[: body.index("</head>")]
+    assert '<meta property="og:description" content="A locked capsule about shared-memory tiling.">' in head
+    assert 'rel="canonical" href="http://testserver/capsules/locked-two/"' in head
+    assert not any(sentinel in head for sentinel in LOCKED_SENTINELS)
+
+
+def test_a_draft_capsule_is_not_on_the_site(mini_book):
+    from apps.catalog.models import Capsule
+
+    Capsule.objects.filter(slug="free-one").update(status=Capsule.Status.DRAFT)
+    for kind in ("active", "staff"):
+        assert client_for(kind).get("/capsules/free-one/").status_code == 404
+    assert "free-one" not in client_for("anonymous").get("/").content.decode()
