@@ -1,0 +1,67 @@
+"""The demo book in content/: it imports, matches the original catalogue, and carries real text."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from apps.catalog.models import Book, Capsule
+from apps.catalog.services import book_import
+
+SEED = Path(settings.BASE_DIR).parent / "shared" / "seed" / "catalog.json"
+FULL_TEXT_CAPSULES = {1, 2, 32, 33, 34, 35, 36, 37, 38, 39}
+
+
+@pytest.fixture
+def demo_book(db):
+    book_import(folder=settings.DEMO_BOOK_DIR)
+    return Book.objects.get(slug="kernel-engineering")
+
+
+def words(text):
+    return len(re.findall(r"\w+", text))
+
+
+def test_the_demo_book_has_every_capsule_of_the_catalogue(demo_book):
+    capsules = list(Capsule.objects.published().order_by("number"))
+    assert [c.number for c in capsules] == list(range(1, 73))
+    assert demo_book.parts.count() == 7
+    assert {c.number for c in capsules if c.is_free} == {1, 2}
+    if SEED.exists():  # the seed lives beside the repository on the team's machines
+        catalogue = json.loads(SEED.read_text())
+        expected = {c["number"]: c for part in catalogue["parts"] for c in part["capsules"]}
+        for capsule in capsules:
+            seed = expected[capsule.number]
+            assert (capsule.title, capsule.badge or None, capsule.minutes, capsule.is_free) == (seed["title"], seed["badge"], seed["minutes"], seed["free"])
+
+
+def test_full_text_capsules_have_substance(demo_book):
+    for capsule in Capsule.objects.filter(number__in=FULL_TEXT_CAPSULES):
+        assert words(capsule.body_text) >= 800, capsule
+        assert "<pre><code" in capsule.body_html, capsule
+        assert "<math" in capsule.body_html, capsule
+        assert capsule.figures.exists() and "<figure" in capsule.body_html, capsule
+
+
+def test_every_other_capsule_has_a_summary_and_an_outline(demo_book):
+    for capsule in Capsule.objects.exclude(number__in=FULL_TEXT_CAPSULES):
+        assert words(capsule.summary) >= 120, capsule
+        assert len(capsule.outline) >= 3, capsule
+
+
+def test_the_landing_page_has_everything_the_original_page_has(demo_book):
+    page = Client().get("/").content.decode()
+    for text in (
+        "Kernel Engineering", "From silicon to speculative decoding", "Write GPU kernels from first principles",
+        "Vizuara AI Labs", "advanced", "Dr. Raj Dandekar", "<strong>72</strong> capsules", "<strong>518</strong> figures",
+        "<strong>~30</strong> hours", "Read on your Kindle or e-reader", "Works on Kindle, Kobo, Apple Books",
+        "Free preview available. Sign in and subscribe to unlock the full book.", "Read the free preview", "Subscribe",
+        "Ratings &amp; reviews",
+    ):
+        assert text in page, text
+    assert page.count('class="part"') == 7 and "15 capsules" in page and "The GEMM Worklog" in page
+    assert page.count('class="capsule-row') == 72
+    assert page.count('badge--free">free<') == 2 and page.count("icon-lock") >= 70
+    assert '<span class="capsule-row__title">Kernel 8: Warptiling</span>' in page and ">93.7%<" in page and ">25 min<" in page
