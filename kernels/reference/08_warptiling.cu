@@ -1,14 +1,18 @@
-// Step 08 - warp tiling.
-// Change versus 07: the block tile is cut into warp tiles (64 x 32 here: 8 warps in a 2 x 4 grid over 128 x 128,
-// BK = 16),
-// and inside a warp the 32 lanes form an 8 x 4 grid. Each lane's 8 x 8 outputs are 2 x 2 sub-tiles of 4 x 4, spaced
-// 32 rows and 16 columns apart, so for one k the warp reads 8 consecutive float4 of A and 4 consecutive float4 of
-// B: every shared load is one conflict-free wavefront (step 06/07 read B float4s 32 bytes apart: 2-way conflicts),
-// and each warp works on its own compact piece of the tile. Loop-invariant addressing (global sources, shared
-// destinations, each lane's corner of the tile) is computed once; tiles inside the matrices skip bounds tests.
-// Loads stay synchronous (two __syncthreads per tile): latency is hidden by the second resident block (<= 128
-// registers, 2 blocks of 8 warps per SM). Prediction: ~80% of cuBLAS; the load/compute serialisation inside a
-// block is what step 09 removes. (The compiler spills a few bytes at the 128-register cap, outside the inner loop.)
+// Step 08 - warp tiling, with the next tile's loads in flight during the math.
+// Change versus 07: the block tile is cut into warp tiles (the plan: 128 x 256, BK = 8, 8 warps of 128 x 32 in a
+// 1 x 8 row), and inside a warp the 32 lanes form an 8 x 4 grid. Each lane's outputs are sub-tiles of 4 x 4 spaced 32
+// rows and 16 columns apart (16 x 8 outputs per lane here: 4 x 2 sub-tiles), so for one k the warp reads 8
+// consecutive float4 of A and 4 consecutive float4 of B: every shared load is one conflict-free wavefront (step
+// 06/07 read B float4s 32 bytes apart: 2-way conflicts), and each lane does 128 FFMAs per 6 shared loads.
+// Loop-invariant addressing (global sources, shared destinations, each lane's corner of the tile) is computed once;
+// tiles inside the matrices skip bounds tests.
+// Loads stay synchronous into one shared buffer (two __syncthreads per tile), but with PREFETCH the global loads of
+// tile k + 1 are issued into registers right after the barrier that publishes tile k, and stored to shared memory
+// only after tile k's math: their latency hides behind 1024 FFMAs per lane instead of stalling the block. That is
+// what lets one block of 8 warps (231 registers, so 1 block per SM) run the large 128 x 256 tile, which reads half
+// as many bytes per FLOP from L2 as 128 x 128.
+// Measured (BENCHMARKS.md): without PREFETCH the best plan (128 x 128, 8 warps of 64 x 32, 2 blocks per SM) reaches
+// ~80% of cuBLAS and this 128 x 256 plan 61%; with it, 92-93%. Prediction was ~85%.
 
 template <int BM, int BN, int BK, int WM, int WN, bool PREFETCH, bool VEC>
 __device__ __forceinline__ void sgemm_warptiling_body(int M, int N, int K, float alpha, const float* __restrict__ A,
@@ -182,7 +186,7 @@ sgemm_warptiling(int M, int N, int K, float alpha, const float* __restrict__ A, 
 
 /* @plan
 [[launch]]
-kernel = "sgemm_warptiling<128, 128, 16, 64, 32, 2, false>"
-grid = ["cdiv(N, 128)", "cdiv(M, 128)"]
+kernel = "sgemm_warptiling<128, 256, 8, 128, 32, 1, true>"
+grid = ["cdiv(N, 256)", "cdiv(M, 128)"]
 block = [256]
 */

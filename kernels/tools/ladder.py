@@ -1,5 +1,6 @@
 """Measure the reference ladder through the judge's CLI, one process per rung, exactly as BENCHMARKS.md
-quotes it (`python -m kernels bench FILE --problem P --json`), and print the table's rows.
+quotes it (`python -m kernels bench FILE --problem P [--arch sm_90a] --json`; `--arch sm_90a` for the wgmma rung),
+and print the table's rows.
 
     python -m kernels.tools.ladder [--out ladder.json]
 """
@@ -19,8 +20,21 @@ def problem_of(path: Path) -> str:
     return "hgemm" if "hgemm" in path.name else "sgemm"
 
 
+def arch_of(path: Path) -> str:
+    """wgmma exists only in the architecture-specific target sm_90a (code that runs on compute capability 9.0
+    alone); every other rung builds for the judge's default."""
+    return "sm_90a" if "wgmma" in path.name else "sm_90"
+
+
+def command_of(path: Path) -> list[str]:
+    command = ["python", "-m", "kernels", "bench", str(path), "--problem", problem_of(path)]
+    if arch_of(path) != "sm_90":
+        command += ["--arch", arch_of(path)]
+    return command + ["--json"]
+
+
 def bench(path: Path) -> dict:
-    command = [sys.executable, "-m", "kernels", "bench", str(path), "--problem", problem_of(path), "--json"]
+    command = [sys.executable, *command_of(path)[1:]]
     run = subprocess.run(command, capture_output=True, text=True, timeout=600)
     try:
         return json.loads(run.stdout)

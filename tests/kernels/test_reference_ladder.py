@@ -1,7 +1,8 @@
 """The reference ladder (kernels/reference/): the starter and reference solutions of the GEMM capsules.
 
 On the CPU (CI): every rung compiles with NVRTC, its plan fits every test and benchmark shape, and at most a
-few bytes spill (08 and 11 cap registers for two blocks per SM and spill a handful of bytes, measured faster).
+few bytes spill (11 and 12 cap registers at 128 for 512-thread blocks and spill a handful of bytes, measured
+faster); the wgmma rung (12) builds for sm_90a only, and plain sm_90 refuses it with a clear compile error.
 On the GPU: every rung is right at every test shape, ragged ones included.
 """
 
@@ -12,23 +13,41 @@ import pytest
 from kernels import compiler
 from kernels.judge import JudgeOptions
 from kernels.results import Verdict
+from kernels.tools.ladder import LADDER, arch_of, command_of, problem_of
 
 from .conftest import read
 
-LADDER = sorted((Path(__file__).parents[2] / "kernels" / "reference").glob("[0-9][0-9]_*.cu"))
-
-
-def problem_of(path: Path) -> str:
-    return "hgemm" if "hgemm" in path.name else "sgemm"
+WGMMA = next(p for p in LADDER if p.name == "12_hgemm_wgmma.cu")
 
 
 def test_the_ladder_has_every_rung():
-    assert [p.name[:2] for p in LADDER] == [f"{i:02d}" for i in range(1, 12)]
+    assert [p.name[:2] for p in LADDER] == [f"{i:02d}" for i in range(1, 13)]
+
+
+def test_only_the_wgmma_rung_needs_sm_90a_and_its_command_says_so():
+    assert [p.name for p in LADDER if arch_of(p) != compiler.DEFAULT_ARCH] == ["12_hgemm_wgmma.cu"]
+    assert command_of(WGMMA) == ["python", "-m", "kernels", "bench", str(WGMMA), "--problem", "hgemm",
+                                 "--arch", "sm_90a", "--json"]
+
+
+def test_wgmma_is_refused_by_ptxas_for_plain_sm_90():
+    result = compiler.compile_submission(read(WGMMA), "hgemm", "sm_90")
+
+    assert result.verdict is Verdict.COMPILE_ERROR
+    assert "wgmma" in result.log and "sm_90" in result.log
+
+
+def test_wgmma_rung_assembles_to_warpgroup_mma_for_sm_90a():
+    result = compiler.compile_submission(read(WGMMA), "hgemm", "sm_90a")
+
+    assert result.verdict is Verdict.COMPILED, result.log
+    assert result.arch == "sm_90a"
+    assert "Potential Performance Loss" not in result.log  # ptxas did not serialise the wgmma chain
 
 
 @pytest.mark.parametrize("path", LADDER, ids=lambda p: p.stem)
 def test_each_rung_compiles_with_at_most_a_few_spilled_bytes(path):
-    result = compiler.compile_submission(read(path), problem_of(path))
+    result = compiler.compile_submission(read(path), problem_of(path), arch_of(path))
 
     assert result.verdict is Verdict.COMPILED, result.log
     for kernel in result.kernels:
@@ -38,7 +57,7 @@ def test_each_rung_compiles_with_at_most_a_few_spilled_bytes(path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("path", LADDER, ids=lambda p: p.stem)
 def test_each_rung_is_right_at_every_test_shape(gpu_judge, path):
-    compiled = compiler.compile_submission(read(path), problem_of(path))
+    compiled = compiler.compile_submission(read(path), problem_of(path), arch_of(path))
     result = gpu_judge.judge(compiled, JudgeOptions(bench=False, timeout_s=120))
 
     assert result.verdict is Verdict.ACCEPTED, (result.message, result.error)

@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import requests
@@ -171,10 +170,22 @@ def stripe_local(localstripe):
     """localstripe, with the site's Stripe settings pointing at it."""
     with stripe_settings(localstripe):
         yield LocalStripe(localstripe)
-    requests.delete(f"{localstripe}/_config/webhooks/kernel-engineering", timeout=5)  # unknown route: harmless
+    # localstripe keeps webhooks for its lifetime: stop deliveries to this test's server.
+    requests.post(f"{localstripe}/_config/webhooks/kernel-engineering", json={"url": "http://127.0.0.1:9/", "secret": "none", "events": []}, timeout=5)
 
 
 # --- A real Celery worker on the Redis broker --------------------------------------------------
+
+
+@pytest.fixture
+def eager_celery():
+    """Tasks enqueued with .delay() run at once, in this thread; a task's retries run at once too
+    (so failures do not propagate: assert on the stored state)."""
+    conf = celery_app.conf
+    saved = conf.task_always_eager, conf.task_eager_propagates
+    conf.task_always_eager, conf.task_eager_propagates = True, False
+    yield
+    conf.task_always_eager, conf.task_eager_propagates = saved
 
 
 @pytest.fixture
@@ -194,5 +205,3 @@ def wait_for(predicate, *, timeout: float = 15, interval: float = 0.1, message: 
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
 
-
-ROOT = Path(__file__).resolve().parents[2]

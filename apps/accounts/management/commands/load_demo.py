@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.services import DEMO_PASSWORD, demo_accounts_ensure
 from apps.subscriptions.services import demo_subscriber_ensure
@@ -10,6 +10,8 @@ class Command(BaseCommand):
     help = "Loads the demo data for development: the demo book from content/ and the demo accounts."
 
     def handle(self, *args, **options):
+        if not getattr(settings, "DEMO_DATA_ALLOWED", False):
+            raise CommandError("Demo data may only be loaded where DEMO_DATA_ALLOWED is set (development and tests).")
         call_command("import_book", settings.DEMO_BOOK_DIR, stdout=self.stdout)
         accounts = demo_accounts_ensure()
         demo_subscriber_ensure()  # full access for subscriber@example.com (complimentary, reason "demo")
