@@ -58,7 +58,10 @@ class CustomerAdmin(ReadOnlyAdmin):
         count = 0
         for customer in queryset:
             try:
-                count += len(services.customer_sync(stripe_customer_id=customer.stripe_id))
+                report = services.customer_sync(stripe_customer_id=customer.stripe_id)
+                count += len(report.synced)
+                for stripe_id, error in report.failed:
+                    self.message_user(request, f"{stripe_id}: {error}", messages.ERROR)
             except (stripe.StripeError, BillingError) as exc:
                 self.message_user(request, f"{customer.stripe_id}: {stripe_api.redact(str(exc))}", messages.ERROR)
         self.message_user(request, f"{count} subscription(s) re-read from Stripe.")

@@ -27,3 +27,7 @@ class WebhookRejected(BillingError):
 
 class StripeDataError(BillingError):
     """Stripe answered something this mirror cannot store (an unknown status, a customer of no reader)."""
+
+
+class EventProcessingFailed(BillingError):
+    """Processing a stored event failed; carries the redacted reason to Celery's retry (and logs)."""

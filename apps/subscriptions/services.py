@@ -8,6 +8,7 @@ of order all converge on what Stripe holds now.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import stripe
@@ -268,17 +269,33 @@ def subscription_sync(*, stripe_subscription_id: str, past_due_observed_at: date
         return subscription_store(data=data, past_due_observed_at=past_due_observed_at)
 
 
-def customer_sync(*, stripe_customer_id: str) -> list[Subscription]:
+@dataclass
+class SyncReport:
+    synced: list[Subscription] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # subscriptions of customers who are no readers
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (subscription id, error)
+
+
+def customer_sync(*, stripe_customer_id: str) -> SyncReport:
     """Re-reads every subscription of one customer from Stripe (the `stripe_sync` command)."""
-    client = stripe_api.client()
-    listing = client.v1.subscriptions.list(params={"customer": stripe_customer_id, "status": "all", "limit": 100})
-    return [s for s in (subscription_sync(stripe_subscription_id=item.id) for item in listing.auto_paging_iter()) if s is not None]
+    return _sync_listed({"customer": stripe_customer_id, "status": "all", "limit": 100})
 
 
-def subscriptions_sync_all() -> list[Subscription]:
-    """Re-reads every subscription at Stripe; those of unknown customers are skipped."""
-    listing = stripe_api.client().v1.subscriptions.list(params={"status": "all", "limit": 100})
-    return [s for s in (subscription_sync(stripe_subscription_id=item.id) for item in listing.auto_paging_iter()) if s is not None]
+def subscriptions_sync_all() -> SyncReport:
+    """Re-reads every subscription at Stripe; one that fails does not stop the others."""
+    return _sync_listed({"status": "all", "limit": 100})
+
+
+def _sync_listed(params: dict) -> SyncReport:
+    report = SyncReport()
+    for item in stripe_api.client().v1.subscriptions.list(params=params).auto_paging_iter():
+        try:
+            subscription = subscription_sync(stripe_subscription_id=item.id)
+        except (stripe.StripeError, StripeDataError) as exc:
+            report.failed.append((item.id, stripe_api.redact(f"{type(exc).__name__}: {exc}")))
+            continue
+        (report.synced.append(subscription) if subscription is not None else report.skipped.append(item.id))
+    return report
 
 
 def subscription_store(*, data: dict, past_due_observed_at: datetime | None = None) -> Subscription | None:
@@ -345,9 +362,9 @@ def _customer_for_subscription(data: dict) -> Customer | None:
     customer = Customer.objects.filter(stripe_id=customer_id).first()
     if customer is not None:
         return customer
-    user_id = (data.get("metadata") or {}).get("user_id")
-    if not user_id:
-        return None
+    user_id = str((data.get("metadata") or {}).get("user_id") or "")
+    if not user_id.isdigit() or not get_user_model().objects.filter(pk=int(user_id)).exists():
+        return None  # not one of ours (or a reader since deleted)
     return customer_link(stripe_customer_id=customer_id, user_id=user_id)
 
 

@@ -1,12 +1,9 @@
 """Celery tasks: each takes ids, calls one service, and is safe to run twice."""
-import logging
-
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
-from apps.subscriptions import services
-
-logger = logging.getLogger(__name__)
+from apps.subscriptions import services, stripe_api
+from apps.subscriptions.errors import EventProcessingFailed
 
 # Seconds before each retry of a failed event; after the last, the periodic sweep takes over.
 EVENT_RETRY_DELAYS = (5, 30, 120, 600, 1800)
@@ -16,12 +13,17 @@ EVENT_RETRY_DELAYS = (5, 30, 120, 600, 1800)
 def process_stripe_event(self, event_id: int) -> None:
     try:
         services.event_process(event_id=event_id)
+        return
     except SoftTimeLimitExceeded:
         raise
-    except Exception as exc:
-        # The event stays unprocessed with its error (event_process recorded it).
-        delay = EVENT_RETRY_DELAYS[min(self.request.retries, len(EVENT_RETRY_DELAYS) - 1)]
-        raise self.retry(exc=exc, countdown=delay) from exc
+    except Exception as exc:  # noqa: BLE001 - recorded on the event by event_process
+        reason = EventProcessingFailed(stripe_api.redact(f"event {event_id}: {type(exc).__name__}: {exc}"))
+    # Outside the except block on purpose: Celery logs the retry (and a final failure with its
+    # traceback), and must see only the redacted reason, not the original exception chained.
+    if self.request.called_directly:
+        raise reason
+    delay = EVENT_RETRY_DELAYS[min(self.request.retries, len(EVENT_RETRY_DELAYS) - 1)]
+    raise self.retry(exc=reason, countdown=delay)
 
 
 @shared_task(soft_time_limit=60, time_limit=90)

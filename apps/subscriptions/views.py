@@ -1,4 +1,5 @@
 import logging
+from urllib.parse import quote
 
 import stripe
 from django.conf import settings
@@ -7,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -17,6 +19,13 @@ from apps.subscriptions.errors import AlreadySubscribed, NoBillingAccount, Strip
 logger = logging.getLogger(__name__)
 
 STRIPE_UNREACHABLE = "We could not reach our payment provider. Nothing was charged; please try again in a minute."
+
+
+def _safe_next(request, value: str | None) -> str:
+    """A path on this site to return to after subscribing (the capsule that was locked), or ""."""
+    if value and value.startswith("/") and url_has_allowed_host_and_scheme(value, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return value
+    return ""
 
 
 class _SeeOther(HttpResponseRedirect):
@@ -35,6 +44,7 @@ def pricing(request):
             "stripe_configured": selectors.stripe_is_configured(),
             "trial_days": settings.STRIPE_TRIAL_DAYS,
             "has_full_access": selectors.request_has_full_access(request),
+            "next": _safe_next(request, request.GET.get("next")),
             "missing_settings": [
                 name
                 for name in ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_MONTHLY", "STRIPE_PRICE_YEARLY")
@@ -48,11 +58,14 @@ def pricing(request):
 def checkout(request):
     if request.method != "POST":
         return redirect("subscriptions:pricing")  # e.g. back from the sign-in page
+    success_url = request.build_absolute_uri(reverse("subscriptions:checkout-success")) + "?session_id={CHECKOUT_SESSION_ID}"
+    if next_url := _safe_next(request, request.POST.get("next")):
+        success_url += "&next=" + quote(next_url, safe="/")
     try:
         url = services.checkout_session_create(
             user=request.user,
             plan=request.POST.get("plan", ""),
-            success_url=request.build_absolute_uri(reverse("subscriptions:checkout-success")) + "?session_id={CHECKOUT_SESSION_ID}",
+            success_url=success_url,
             cancel_url=request.build_absolute_uri(reverse("subscriptions:checkout-cancel")),
         )
     except AlreadySubscribed as exc:
@@ -73,7 +86,8 @@ def checkout(request):
 @require_GET
 def checkout_success(request):
     # Grants nothing: access follows the webhook. The page polls the stored state.
-    return render(request, "subscriptions/checkout_success.html", {"has_full_access": selectors.request_has_full_access(request)})
+    context = {"has_full_access": selectors.request_has_full_access(request), "next": _safe_next(request, request.GET.get("next"))}
+    return render(request, "subscriptions/checkout_success.html", context)
 
 
 @login_required
@@ -102,7 +116,8 @@ def portal(request):
 @require_GET
 def access_status(request):
     """The htmx fragment of the success page: polls until the webhook has given access."""
-    return render(request, "subscriptions/_access_status.html", {"has_full_access": selectors.request_has_full_access(request)})
+    context = {"has_full_access": selectors.request_has_full_access(request), "next": _safe_next(request, request.GET.get("next"))}
+    return render(request, "subscriptions/_access_status.html", context)
 
 
 @csrf_exempt

@@ -228,5 +228,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.server": {"level": "WARNING"},  # the request middleware logs each request once, structured
+        "stripe": {"level": "WARNING"},  # the client's request/response logs: not for our logs (apps.subscriptions logs what matters)
     },
 }

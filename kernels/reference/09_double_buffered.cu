@@ -4,10 +4,12 @@
 // with one __syncthreads per tile instead of two, and no staging registers. A is still transposed on the way in
 // (As[k][m]) by 4-byte copies that consecutive threads issue along k (coalesced reads); B moves in 16-byte copies.
 // Out-of-range elements are zero-filled by the copy itself (src-size 0), so ragged edges need no branch in the math.
-// The plan also gives each lane more work: 4 warps of 128 x 32 (16 x 8 outputs per lane, 128 accumulators) per
-// 128 x 128 block, and 2 blocks per SM, so one block's barrier wait is covered by the other block's FFMAs.
+// The plan: 4 warps of 128 x 32 (16 x 8 outputs per lane, 128 accumulators, as in step 08) per 128 x 128 block, and
+// 2 blocks per SM, so one block's barrier wait is covered by the other block's FFMAs.
 // Prediction: ~85-90% of cuBLAS; FFMA issue (FFMA is ~85% of the main loop's instructions in SASS) and barrier
-// stalls are what remains.
+// stalls are what remains. Measured (BENCHMARKS.md): 88.9%, below step 08's register prefetch (92.6%); at 08's own
+// 128 x 256 tile this ring reaches 82.7%, and 3 to 6 stages measure the same. Copying A with 4-byte cp.async to
+// transpose it costs 4 copies per thread per tile where 08 issues one 16-byte load and 4 shared stores.
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));

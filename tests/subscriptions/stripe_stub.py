@@ -127,16 +127,20 @@ class StripeStub:
     sessions: dict = field(default_factory=dict)
     # path -> how many of the next requests to it answer 500 (with Stripe-Should-Retry: false)
     failures: dict = field(default_factory=dict)
+    # paths answered 401 with the key sent echoed in the message (a careless upstream, for the secrets test)
+    echo_key: set = field(default_factory=set)
     webhook_url: str = ""
+    portal_cancel_seconds: float = 30 * 86400  # how long a subscription cancelled in the portal has left
     webhook_secret: str = ""
     deliveries: list = field(default_factory=list)
 
     def reset(self) -> None:
         for name in ("requests", "deliveries"):
             getattr(self, name).clear()
-        for name in ("customers", "prices", "subscriptions", "sessions", "failures"):
+        for name in ("customers", "prices", "subscriptions", "sessions", "failures", "echo_key"):
             getattr(self, name).clear()
         self.webhook_url = self.webhook_secret = ""
+        self.portal_cancel_seconds = 30 * 86400
 
     def calls(self, method: str, path_pattern: str) -> list[Recorded]:
         return [r for r in self.requests if r.method == method and re.fullmatch(path_pattern, r.path)]
@@ -192,7 +196,9 @@ class StripeStub:
 
     # --- the API -------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: dict, form: dict) -> tuple[int, dict | str, dict]:
+    def handle(self, method: str, path: str, query: dict, form: dict, api_key: str = "") -> tuple[int, dict | str, dict]:
+        if path in self.echo_key:
+            return 401, {"error": {"type": "invalid_request_error", "message": f"Invalid API Key provided: {api_key}"}}, {}
         failures = self.failures.get(path, 0)
         if failures:
             self.failures[path] = failures - 1
@@ -213,6 +219,7 @@ class StripeStub:
             }, {}  # fmt: skip
         if method == "POST" and path == "/v1/billing_portal/sessions":
             session_id = new_id("bps")
+            self.sessions[session_id] = dict(form)
             return 200, {"id": session_id, "object": "billing_portal.session", "customer": form.get("customer"),
                          "return_url": form.get("return_url"), "url": f"{self.url}/portal/{session_id}", "livemode": False}, {}  # fmt: skip
         if method == "GET" and (m := re.fullmatch(r"/v1/prices/([^/]+)", path)):
@@ -222,10 +229,23 @@ class StripeStub:
         if method == "GET" and path == "/v1/subscriptions":
             data = [s for s in self.subscriptions.values() if query.get("customer") in (None, s["customer"])]
             return 200, {"object": "list", "url": "/v1/subscriptions", "has_more": False, "data": data}, {}
+        # Stripe's hosted pages, played for the browser.
         if method == "GET" and (m := re.fullmatch(r"/pay/([^/]+)", path)):
             self.complete_checkout(m[1])
             success = self.sessions[m[1]]["success_url"].replace("{CHECKOUT_SESSION_ID}", m[1])
             return 303, "", {"Location": success}
+        if method == "GET" and (m := re.fullmatch(r"/portal/([^/]+)", path)):
+            page = (
+                "<!DOCTYPE html><html lang=en><title>Billing portal (stand-in)</title><h1>Manage your subscription</h1>"
+                f"<form method=post action=/portal/{m[1]}/cancel><button type=submit>Cancel subscription</button></form>"
+                f"<a href=\"{self.sessions[m[1]]['return_url']}\">Return</a>"
+            )
+            return 200, page, {"Content-Type": "text/html; charset=utf-8"}
+        if method == "POST" and (m := re.fullmatch(r"/portal/([^/]+)/cancel", path)):
+            session = self.sessions[m[1]]
+            sub = next(s for s in self.subscriptions.values() if s["customer"] == session["customer"] and s["status"] != "canceled")
+            self.schedule_cancel(sub["id"], seconds_left=self.portal_cancel_seconds)
+            return 303, "", {"Location": session["return_url"]}
         return 404, {"error": {"type": "invalid_request_error", "message": f"Stub: no route {method} {path}"}}, {}
 
     @staticmethod
@@ -247,10 +267,12 @@ def start_stub() -> tuple[StripeStub, ThreadingHTTPServer]:
             form = dict(parse_qsl(body, keep_blank_values=True))
             query = dict(parse_qsl(parts.query, keep_blank_values=True))
             stub.requests.append(Recorded(self.command, parts.path, query, form, dict(self.headers.items())))
-            status, payload, headers = stub.handle(self.command, parts.path, query, form)
+            api_key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            status, payload, headers = stub.handle(self.command, parts.path, query, form, api_key)
             data = json.dumps(payload).encode() if isinstance(payload, dict) else payload.encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            if "Content-Type" not in headers:
+                self.send_header("Content-Type", "application/json")
             self.send_header("Request-Id", new_id("req"))
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -17,9 +17,15 @@ class Command(BaseCommand):
         if customer and not customer.startswith("cus_"):
             raise CommandError(f"{customer!r} is not a Stripe customer id (cus_...).")
         try:
-            synced = services.subscriptions_sync_all() if all else services.customer_sync(stripe_customer_id=customer)
+            report = services.subscriptions_sync_all() if all else services.customer_sync(stripe_customer_id=customer)
         except (stripe.StripeError, BillingError) as exc:
             raise CommandError(stripe_api.redact(f"{type(exc).__name__}: {exc}")) from exc
-        for subscription in synced:
+        for subscription in report.synced:
             self.stdout.write(f"{subscription.stripe_id}  {subscription.customer.stripe_id}  {subscription.status}")
-        self.stdout.write(self.style.SUCCESS(f"{len(synced)} subscription(s) synced from Stripe."))
+        for stripe_id in report.skipped:
+            self.stdout.write(f"{stripe_id}  skipped: its customer is no reader of this site")
+        for stripe_id, error in report.failed:
+            self.stderr.write(f"{stripe_id}  failed: {error}")
+        self.stdout.write(self.style.SUCCESS(f"{len(report.synced)} subscription(s) synced from Stripe, {len(report.skipped)} skipped."))
+        if report.failed:
+            raise CommandError(f"{len(report.failed)} subscription(s) could not be synced.")

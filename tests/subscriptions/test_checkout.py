@@ -1,0 +1,234 @@
+"""Pricing, Checkout and the Customer Portal, tested at the HTTP boundary: the official client
+talks to a local server that records each request and answers as Stripe does."""
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.subscriptions.models import Customer, Subscription
+from apps.subscriptions.selectors import has_full_access
+from tests.subscriptions.conftest import PRICE_MONTHLY, PRICE_YEARLY, SECRET_KEY
+from tests.subscriptions.factories import ComplimentaryAccessFactory, CustomerFactory, SubscriptionFactory
+from tests.subscriptions.stripe_stub import price_object
+
+pytestmark = pytest.mark.django_db
+
+NO_STRIPE = override_settings(STRIPE_SECRET_KEY="", STRIPE_WEBHOOK_SECRET="", STRIPE_PRICE_MONTHLY="", STRIPE_PRICE_YEARLY="", STRIPE_API_BASE="")
+
+
+@pytest.fixture
+def priced_stub(stripe_stub):
+    stripe_stub.prices[PRICE_MONTHLY] = price_object(PRICE_MONTHLY, amount=1200, interval="month")
+    stripe_stub.prices[PRICE_YEARLY] = price_object(PRICE_YEARLY, amount=12000, interval="year")
+    return stripe_stub
+
+
+def signed_in(client, user):
+    client.force_login(user)
+    return client
+
+
+# --- Pricing -------------------------------------------------------------------------------------
+
+
+def test_pricing_without_stripe_keys_explains_what_to_configure(client, staff):
+    with NO_STRIPE:
+        response = client.get("/pricing/")
+        assert response.status_code == 200
+        assert "not open on this site yet" in response.text
+        assert "STRIPE_SECRET_KEY" in response.text  # readers are told it is an operator's job...
+        assert 'name="plan"' not in response.text
+
+        signed_in(client, staff)
+        text = client.get("/pricing/").text
+    for name in ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_MONTHLY", "STRIPE_PRICE_YEARLY", "/stripe/webhook/"):
+        assert name in text  # ...and staff exactly what to set
+    assert "complimentary access" in text
+
+
+def test_pricing_shows_both_plans_with_amounts_from_stripe_and_what_a_subscriber_gets(client, reader, priced_stub):
+    response = signed_in(client, reader).get(reverse("subscriptions:pricing"))
+    text = response.text
+    assert response.status_code == 200
+    assert "€12" in text and "/ month" in text and "€120" in text and "/ year" in text
+    assert text.count('name="plan"') == 2 and 'value="monthly"' in text and 'value="yearly"' in text
+    assert "All 72 capsules" in text and "Promotion codes" in text
+    assert "free trial" not in text
+
+    client.get("/pricing/")  # the Prices are cached: Stripe is not asked on every visit
+    assert len(priced_stub.calls("GET", r"/v1/prices/.*")) == 2
+
+
+def test_pricing_offers_the_configured_trial_and_sign_up_to_visitors(client, priced_stub):
+    with override_settings(STRIPE_TRIAL_DAYS=14):
+        text = client.get("/pricing/").text
+    assert "14-day free trial" in text
+    assert "Sign up to subscribe" in text and 'name="plan"' not in text
+
+
+def test_pricing_still_renders_when_stripe_is_unreachable(client, reader, stripe_stub):
+    stripe_stub.failures[f"/v1/prices/{PRICE_MONTHLY}"] = 5
+    text = signed_in(client, reader).get("/pricing/").text
+    assert "Billed every month" in text and 'value="monthly"' in text
+
+
+def test_pricing_tells_subscribers_they_already_have_access(client, priced_stub):
+    subscription = SubscriptionFactory()
+    text = signed_in(client, subscription.customer.user).get("/pricing/").text
+    assert "You already have full access" in text and 'name="plan"' not in text
+
+
+# --- Checkout ------------------------------------------------------------------------------------
+
+
+def test_checkout_creates_a_subscription_session_for_the_reader_and_redirects_with_303(client, reader, stripe_stub):
+    response = signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+
+    assert response.status_code == 303
+    (customer_call,) = stripe_stub.calls("POST", "/v1/customers")
+    (session_call,) = stripe_stub.calls("POST", "/v1/checkout/sessions")
+    session_id = stripe_stub.sessions and next(iter(stripe_stub.sessions))
+    assert response["Location"] == f"{stripe_stub.url}/pay/{session_id}"
+
+    assert customer_call.form["email"] == reader.email and customer_call.form["metadata[user_id]"] == str(reader.pk)
+    assert customer_call.header("Idempotency-Key")
+    assert customer_call.header("Authorization") == f"Bearer {SECRET_KEY}"
+    form = session_call.form
+    customer = Customer.objects.get(user=reader)
+    assert form["mode"] == "subscription"
+    assert form["customer"] == customer.stripe_id
+    assert form["client_reference_id"] == str(reader.pk)
+    assert form["line_items[0][price]"] == PRICE_MONTHLY and form["line_items[0][quantity]"] == "1"
+    assert form["allow_promotion_codes"] == "true"
+    assert form["success_url"] == "http://testserver/billing/success/?session_id={CHECKOUT_SESSION_ID}"
+    assert form["cancel_url"] == "http://testserver/billing/cancel/"
+    assert form["subscription_data[metadata][user_id]"] == str(reader.pk)
+    assert "subscription_data[trial_period_days]" not in form
+    assert not Subscription.objects.exists() and not has_full_access(reader)  # nothing granted yet
+
+
+def test_checkout_reuses_the_readers_stripe_customer_and_offers_the_trial(client, reader, stripe_stub):
+    customer = CustomerFactory(user=reader, stripe_id="cus_existing")
+    with override_settings(STRIPE_TRIAL_DAYS=14):
+        signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": "yearly"})
+    assert not stripe_stub.calls("POST", "/v1/customers")
+    (session_call,) = stripe_stub.calls("POST", "/v1/checkout/sessions")
+    assert session_call.form["customer"] == customer.stripe_id
+    assert session_call.form["line_items[0][price]"] == PRICE_YEARLY
+    assert session_call.form["subscription_data[trial_period_days]"] == "14"
+
+
+@pytest.mark.parametrize("plan", ["", "weekly", PRICE_MONTHLY, "price_chosen_by_the_browser"])
+def test_checkout_accepts_only_the_offered_plans(client, reader, stripe_stub, plan):
+    response = signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": plan})
+    assert response.status_code == 303 and response["Location"] == "/pricing/"
+    assert not stripe_stub.requests
+
+
+def test_checkout_needs_a_signed_in_reader_and_a_post(client, reader, stripe_stub):
+    response = client.post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    assert signed_in(client, reader).get(reverse("subscriptions:checkout")).status_code == 302  # back to pricing
+    assert not stripe_stub.requests
+
+
+def test_a_subscriber_is_sent_to_the_account_page_instead_of_a_second_subscription(client, stripe_stub):
+    subscription = SubscriptionFactory()
+    response = signed_in(client, subscription.customer.user).post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    assert response.status_code == 303 and response["Location"] == reverse("accounts:profile")
+    assert not stripe_stub.requests
+
+
+def test_checkout_when_stripe_fails_says_so_and_charges_nothing(client, reader, stripe_stub):
+    stripe_stub.failures["/v1/checkout/sessions"] = 5
+    response = signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": "monthly"}, follow=True)
+    assert response.redirect_chain[0] == ("/pricing/", 303)
+    assert "could not reach our payment provider" in response.text
+
+
+def test_checkout_without_configuration_sends_back_to_pricing(client, reader):
+    with NO_STRIPE:
+        response = signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    assert response.status_code == 303 and response["Location"] == "/pricing/"
+
+
+def test_the_success_page_grants_nothing_and_polls_the_stored_state(client, reader, stripe_stub):
+    signed_in(client, reader)
+    response = client.get("/billing/success/?session_id=cs_test_forged")
+    assert response.status_code == 200
+    assert "Waiting for Stripe" in response.text and 'hx-get="/billing/status/"' in response.text
+    assert not Subscription.objects.exists() and not has_full_access(reader) and not stripe_stub.requests
+
+    SubscriptionFactory(customer__user=reader)  # the webhook has been processed
+    fragment = client.get("/billing/status/", headers={"HX-Request": "true"})
+    assert "Your subscription is active" in fragment.text and "hx-get" not in fragment.text
+
+
+def test_the_cancel_page_charges_nothing(client, reader):
+    response = signed_in(client, reader).get("/billing/cancel/")
+    assert response.status_code == 200 and "Nothing was charged" in response.text
+
+
+# --- Portal -------------------------------------------------------------------------------------
+
+
+def test_the_portal_opens_for_the_readers_customer_with_303(client, stripe_stub):
+    subscription = SubscriptionFactory()
+    response = signed_in(client, subscription.customer.user).post(reverse("subscriptions:portal"))
+    assert response.status_code == 303
+    (call,) = stripe_stub.calls("POST", "/v1/billing_portal/sessions")
+    assert call.form == {"customer": subscription.customer.stripe_id, "return_url": "http://testserver/accounts/profile/"}
+    assert response["Location"].startswith(f"{stripe_stub.url}/portal/bps_")
+
+
+def test_the_portal_needs_a_post_and_a_billing_account(client, reader, stripe_stub):
+    signed_in(client, reader)
+    assert client.get(reverse("subscriptions:portal")).status_code == 405
+    response = client.post(reverse("subscriptions:portal"))
+    assert response.status_code == 303 and response["Location"] == "/pricing/"
+    assert not stripe_stub.requests
+
+
+# --- The account page's billing section -----------------------------------------------------------
+
+
+def test_billing_section_for_a_free_reader(client, reader, stripe_stub):
+    text = signed_in(client, reader).get("/accounts/profile/").text
+    assert "Subscription" in text and "See plans" in text and "Manage billing" not in text
+
+
+def test_billing_section_shows_plan_status_and_renewal(client, stripe_stub):
+    subscription = SubscriptionFactory(price_id=PRICE_YEARLY, interval="year", unit_amount=12000)
+    text = signed_in(client, subscription.customer.user).get("/accounts/profile/").text
+    assert "Yearly" in text and "€120 / year" in text and "Active" in text
+    assert "Renews on" in text and f"{subscription.current_period_end:%-d %B %Y}" in text
+    assert "Manage billing" in text and "See plans" not in text
+
+
+def test_billing_section_shows_the_end_of_a_cancelled_subscription(client, stripe_stub):
+    subscription = SubscriptionFactory(cancel_at_period_end=True)
+    text = signed_in(client, subscription.customer.user).get("/accounts/profile/").text
+    assert "Access until" in text and "will not renew" in text and "Active, cancelled" in text
+
+
+def test_billing_section_shows_the_grace_period_of_a_failed_payment(client, stripe_stub):
+    since = timezone.now() - timedelta(days=2)
+    subscription = SubscriptionFactory(status="past_due", past_due_since=since)
+    text = signed_in(client, subscription.customer.user).get("/accounts/profile/").text
+    assert "Past due" in text and "last payment failed" in text and f"{since + timedelta(days=7):%-d %B %Y}" in text
+
+
+def test_billing_section_for_complimentary_access_and_without_keys(client, reader):
+    ComplimentaryAccessFactory(user=reader, ends_at=timezone.now() + timedelta(days=10))
+    CustomerFactory(user=reader)
+    with NO_STRIPE:
+        text = signed_in(client, reader).get("/accounts/profile/").text
+    assert "Complimentary access until" in text
+    assert "Manage billing" not in text  # no portal without keys
+
+
+def test_the_nav_links_to_pricing(client):
+    text = client.get("/pricing/").text
+    assert 'href="/pricing/" aria-current="page">Pricing' in text
