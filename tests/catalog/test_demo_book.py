@@ -62,6 +62,6 @@ def test_the_landing_page_has_everything_the_original_page_has(demo_book):
     ):
         assert text in page, text
     assert page.count('class="part"') == 7 and "15 capsules" in page and "The GEMM Worklog" in page
-    assert page.count('class="capsule-row') == 72
+    assert page.count('<li class="capsule-row') == 72
     assert page.count('badge--free">free<') == 2 and page.count("icon-lock") >= 70
     assert '<span class="capsule-row__title">Kernel 8: Warptiling</span>' in page and ">93.7%<" in page and ">25 min<" in page

@@ -232,3 +232,23 @@ def test_billing_section_for_complimentary_access_and_without_keys(client, reade
 def test_the_nav_links_to_pricing(client):
     text = client.get("/pricing/").text
     assert 'href="/pricing/" aria-current="page">Pricing' in text
+
+
+def test_the_way_back_to_the_locked_capsule_survives_checkout(client, reader, priced_stub):
+    signed_in(client, reader)
+    assert 'name="next" value="/capsules/locked-two/"' in client.get("/pricing/?next=/capsules/locked-two/").text
+    client.post(reverse("subscriptions:checkout"), {"plan": "monthly", "next": "/capsules/locked-two/"})
+    (session_call,) = priced_stub.calls("POST", "/v1/checkout/sessions")
+    assert session_call.form["success_url"].endswith("?session_id={CHECKOUT_SESSION_ID}&next=/capsules/locked-two/")
+
+    SubscriptionFactory(customer=Customer.objects.get(user=reader))
+    assert 'href="/capsules/locked-two/">Continue reading' in client.get("/billing/success/?session_id=cs_1&next=/capsules/locked-two/").text
+
+
+@pytest.mark.parametrize("evil", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)"])
+def test_the_way_back_never_leaves_the_site(client, reader, priced_stub, evil):
+    signed_in(client, reader)
+    assert 'name="next"' not in client.get("/pricing/", {"next": evil}).text
+    client.post(reverse("subscriptions:checkout"), {"plan": "monthly", "next": evil})
+    (session_call,) = priced_stub.calls("POST", "/v1/checkout/sessions")
+    assert "next=" not in session_call.form["success_url"]
