@@ -291,3 +291,19 @@ def test_a_subscription_stripe_no_longer_knows_gives_nothing(stripe_stub, custom
         post_event(event_payload("customer.subscription.deleted", _snapshot(status="canceled")))  # and GET answers 404
     assert Subscription.objects.get().status == "canceled"
     assert not has_full_access(customer.user)
+
+
+def test_beat_runs_the_sweep_which_requeues_old_unprocessed_events(stripe_stub, customer, django_capture_on_commit_callbacks):
+    from apps.subscriptions.tasks import retry_unprocessed_stripe_events
+    from config.celery import app
+
+    schedule = {entry["task"] for entry in app.conf.beat_schedule.values()}
+    assert "apps.subscriptions.tasks.retry_unprocessed_stripe_events" in schedule
+    assert retry_unprocessed_stripe_events.name in app.tasks
+
+    old = StripeEvent.objects.create(stripe_id="evt_old", type="invoice.paid", stripe_created=timezone.now(), payload={})
+    StripeEvent.objects.filter(pk=old.pk).update(received_at=timezone.now() - timedelta(minutes=10))
+    StripeEvent.objects.create(stripe_id="evt_done", type="invoice.paid", stripe_created=timezone.now(), payload={}, processed_at=timezone.now())
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert retry_unprocessed_stripe_events() == 1
+    assert len(callbacks) == 1
