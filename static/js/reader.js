@@ -111,6 +111,16 @@
       updaters.push(focusableWhenScrolling(pre));
     });
 
+    // Wide drawings shrink on a phone: the figure opens at full size, to zoom.
+    body.querySelectorAll("figure > img").forEach(function (img) {
+      var link = document.createElement("a");
+      link.className = "figure-link";
+      link.href = img.getAttribute("src");
+      link.title = "Open the figure at full size";
+      img.parentNode.insertBefore(link, img);
+      link.appendChild(img);
+    });
+
     body.querySelectorAll('math[display="block"]').forEach(function (math) {
       updaters.push(focusableWhenScrolling(math));
     });
