@@ -49,6 +49,14 @@ class SubscriptionQuerySet(models.QuerySet):
         in_grace = Q(status=Subscription.Status.PAST_DUE, past_due_since__gt=now - grace)
         return self.filter((paying | in_grace) & not_ended)
 
+    def still_open(self, *, now=None):
+        """Subscriptions Stripe still bills or may recover (a reader with one must not start a
+        second: the portal fixes the card or the plan instead)."""
+        now = now or timezone.now()
+        ended = [Subscription.Status.CANCELED, Subscription.Status.INCOMPLETE, Subscription.Status.INCOMPLETE_EXPIRED]
+        scheduled_end_passed = Q(cancel_at_period_end=True, current_period_end__lte=now) | Q(cancel_at__lte=now)
+        return self.exclude(status__in=ended).exclude(scheduled_end_passed)
+
 
 class Subscription(models.Model):
     """The current state of one Stripe subscription, as last read from the Stripe API."""

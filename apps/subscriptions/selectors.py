@@ -68,6 +68,7 @@ class BillingSummary:
     complimentary: ComplimentaryAccess | None
     has_full_access: bool
     has_customer: bool
+    can_subscribe: bool  # no subscription still open at Stripe
     plan_label: str
     stripe_configured: bool
 
@@ -79,6 +80,7 @@ def billing_summary(user) -> BillingSummary:
         complimentary=complimentary_access_current(user),
         has_full_access=has_full_access(user),
         has_customer=subscription is not None or customer_for_user(user) is not None,
+        can_subscribe=user is not None and user.is_authenticated and not Subscription.objects.for_user(user).still_open().exists(),
         plan_label=plan_label(subscription),
         stripe_configured=stripe_is_configured(),
     )

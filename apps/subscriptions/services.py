@@ -89,8 +89,8 @@ def checkout_session_create(*, user, plan: str, success_url: str, cancel_url: st
     price = plan_price_id(plan=plan)
     if not (settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET):
         raise StripeNotConfigured("STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set.")
-    if Subscription.objects.for_user(user).giving_access().exists():
-        raise AlreadySubscribed("You already have a subscription: manage it from your account page.")
+    if Subscription.objects.for_user(user).still_open().exists():
+        raise AlreadySubscribed("You already have a subscription: manage it (plan, card, cancellation) from your account page.")
     customer = customer_ensure(user=user)
     params: dict = {
         "mode": "subscription",

@@ -2,6 +2,7 @@
 answers into plain values. Keys come from settings only; nothing here logs them."""
 from __future__ import annotations
 
+import functools
 import hashlib
 from datetime import UTC, datetime
 
@@ -17,14 +18,19 @@ TIMEOUT_SECONDS = 20
 
 
 def client() -> stripe.StripeClient:
-    """A client built from the settings of the moment (so `override_settings` and a changed
+    """The client for the settings of the moment (so `override_settings` and a changed
     environment take effect); STRIPE_API_BASE points it at a local stand-in."""
     if not settings.STRIPE_SECRET_KEY:
         raise StripeNotConfigured("STRIPE_SECRET_KEY is not set.")
-    base_addresses = {"api": settings.STRIPE_API_BASE.rstrip("/")} if settings.STRIPE_API_BASE else None
+    return _client(settings.STRIPE_SECRET_KEY, settings.STRIPE_API_BASE or "")
+
+
+@functools.lru_cache(maxsize=4)
+def _client(api_key: str, api_base: str) -> stripe.StripeClient:
+    # One per configuration, so its HTTP connections are reused.
     return stripe.StripeClient(
-        settings.STRIPE_SECRET_KEY,
-        base_addresses=base_addresses,
+        api_key,
+        base_addresses={"api": api_base.rstrip("/")} if api_base else None,
         max_network_retries=NETWORK_RETRIES,
         http_client=stripe.RequestsClient(timeout=TIMEOUT_SECONDS),
     )

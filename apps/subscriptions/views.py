@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from apps.subscriptions import selectors, services
 from apps.subscriptions.errors import AlreadySubscribed, NoBillingAccount, StripeNotConfigured, UnknownPlan, WebhookRejected
@@ -34,7 +34,7 @@ class _SeeOther(HttpResponseRedirect):
     status_code = 303
 
 
-@require_GET
+@require_safe
 def pricing(request):
     return render(
         request,
@@ -83,7 +83,7 @@ def checkout(request):
 
 @never_cache
 @login_required
-@require_GET
+@require_safe
 def checkout_success(request):
     # Grants nothing: access follows the webhook. The page polls the stored state.
     context = {"has_full_access": selectors.request_has_full_access(request), "next": _safe_next(request, request.GET.get("next"))}
@@ -91,7 +91,7 @@ def checkout_success(request):
 
 
 @login_required
-@require_GET
+@require_safe
 def checkout_cancel(request):
     return render(request, "subscriptions/checkout_cancel.html")
 
@@ -113,7 +113,7 @@ def portal(request):
 
 @never_cache
 @login_required
-@require_GET
+@require_safe
 def access_status(request):
     """The htmx fragment of the success page: polls until the webhook has given access."""
     context = {"has_full_access": selectors.request_has_full_access(request), "next": _safe_next(request, request.GET.get("next"))}

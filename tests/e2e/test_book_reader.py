@@ -172,6 +172,9 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
 def axe_problems(page) -> list[str]:
     from axe_playwright_python.sync_playwright import Axe
 
+    # Colour contrast is judged on what is painted: let entrance animations (the resume notice
+    # fades in) finish first, or axe measures a half-transparent frame.
+    page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running')")
     results = Axe().run(page)
     problems = []
     for violation in results.response["violations"]:

@@ -1,6 +1,7 @@
 """Fixtures for the Stripe tests: fake test keys (tests only), the HTTP-boundary stub, a real
 localstripe server, a real Celery worker, and signed webhook deliveries."""
 import contextlib
+import importlib.util
 import json
 import shutil
 import socket
@@ -87,9 +88,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def localstripe(tmp_path_factory):
     """localstripe (PyPI) as a subprocess on a free port; yields its base URL."""
-    try:
-        import localstripe as _  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("localstripe") is None:
         pytest.skip("localstripe is not installed (pip install -e '.[dev]')")
     port = _free_port()
     workdir = tmp_path_factory.mktemp("localstripe")

@@ -252,3 +252,24 @@ def test_the_way_back_never_leaves_the_site(client, reader, priced_stub, evil):
     client.post(reverse("subscriptions:checkout"), {"plan": "monthly", "next": evil})
     (session_call,) = priced_stub.calls("POST", "/v1/checkout/sessions")
     assert "next=" not in session_call.form["success_url"]
+
+
+def test_a_reader_whose_payment_failed_fixes_the_card_instead_of_subscribing_twice(client, stripe_stub):
+    subscription = SubscriptionFactory(status="past_due", past_due_since=timezone.now() - timedelta(days=30))
+    reader = subscription.customer.user
+    assert not has_full_access(reader)
+    signed_in(client, reader)
+    response = client.post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    assert response.status_code == 303 and response["Location"] == reverse("accounts:profile")
+    assert not stripe_stub.requests
+    text = client.get("/accounts/profile/").text
+    assert "Manage billing" in text and "Subscribe again" not in text
+
+
+def test_a_former_subscriber_may_subscribe_again(client, stripe_stub):
+    subscription = SubscriptionFactory(status="canceled", ended_at=timezone.now())
+    signed_in(client, subscription.customer.user)
+    assert "Subscribe again" in client.get("/accounts/profile/").text
+    response = client.post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    assert response.status_code == 303 and response["Location"].startswith(stripe_stub.url)
+    assert not stripe_stub.calls("POST", "/v1/customers")  # the same Stripe customer
