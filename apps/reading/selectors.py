@@ -8,7 +8,6 @@ from django.utils.html import escape
 
 from apps.catalog.models import Book, Capsule
 from apps.reading.models import ReadingProgress
-from apps.reading.policy import has_full_access
 
 SEARCH_RESULTS_LIMIT = 30
 
@@ -51,11 +50,8 @@ def capsule_search(user, query: str) -> list[SearchHit]:
     query = " ".join(query.split())[:200]
     if not query:
         return []
-    capsules = Capsule.objects.published().select_related("part")
-    if has_full_access(user):
-        readable, locked = capsules, capsules.none()
-    else:
-        readable, locked = capsules.filter(access=Capsule.Access.FREE), capsules.exclude(access=Capsule.Access.FREE)
+    readable = Capsule.objects.visible_to(user).select_related("part")
+    locked = Capsule.objects.published().select_related("part").exclude(pk__in=readable.values("pk"))
     if connection.vendor == "postgresql":
         return _search_postgres(readable, locked, query)
     return _search_simple(readable, locked, query)

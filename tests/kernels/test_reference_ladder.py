@@ -6,7 +6,6 @@ faster); the wgmma rung (12) builds for sm_90a only, and plain sm_90 refuses it 
 On the GPU: every rung is right at every test shape, ragged ones included.
 """
 
-from pathlib import Path
 
 import pytest
 
