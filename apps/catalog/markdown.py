@@ -134,7 +134,7 @@ def _check_maths(tokens: list[Token]) -> None:
                     raise ContentError(f"cannot render the maths {candidate.content.strip()[:60]!r}: {error}", line) from error
 
 
-def _promote_figures(tokens: list[Token], figure_url: Callable[[str], str]) -> list[FigureRef]:
+def _promote_figures(tokens: list[Token], figure_url: Callable[[str], str]) -> tuple[list[FigureRef], list[Token]]:
     """An image alone in a paragraph becomes a numbered figure; only figures/NAME.svg may be used."""
     for token in tokens:
         for child in token.children or []:

@@ -8,11 +8,12 @@ from apps.reading.selectors import continue_reading, progress_by_capsule
 def landing(request):
     book = selectors.book_get()
     parts = selectors.book_parts_with_capsules(book)
+    progress = progress_by_capsule(request.user, book)
     return render(request, "catalog/landing.html", {
         "book": book,
         "parts": parts,
         "totals": selectors.book_totals(parts),
         "full_access": has_full_access(request.user),
-        "progress": progress_by_capsule(request.user, book),
-        "continue_progress": continue_reading(request.user, book),
+        "progress": progress,
+        "continue_capsule": continue_reading(parts, progress),
     })

@@ -25,12 +25,6 @@ def has_full_access(user) -> bool:
     return cached
 
 
-def forget_access(user) -> None:
-    """Drop the per-object cache, after a change of the user's subscription in the same request."""
-    if user is not None and hasattr(user, _CACHE_ATTRIBUTE):
-        delattr(user, _CACHE_ATTRIBUTE)
-
-
 def can_read(user, capsule: Capsule) -> bool:
     """Drafts are read only in admin's preview, so no route serves them to anyone."""
     if capsule.status != Capsule.Status.PUBLISHED:

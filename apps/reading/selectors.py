@@ -25,16 +25,17 @@ def progress_get(user, capsule: Capsule) -> ReadingProgress | None:
     return ReadingProgress.objects.filter(user=user, capsule=capsule).first()
 
 
-def continue_reading(user, book: Book) -> ReadingProgress | None:
-    """The capsule the reader touched last and has not finished, else None."""
-    if not user.is_authenticated:
-        return None
-    return (
-        ReadingProgress.objects.filter(user=user, capsule__book=book, completed_at__isnull=True, capsule__status=Capsule.Status.PUBLISHED)
-        .select_related("capsule")
-        .order_by("-last_read_at")
-        .first()
-    )
+def continue_reading(parts, progress: dict[int, ReadingProgress]) -> Capsule | None:
+    """The published capsule the reader touched last and has not finished, else None.
+
+    Derived from the table of contents and the progress already loaded for the page: no query."""
+    unfinished = [
+        (progress[capsule.id].last_read_at, capsule)
+        for part in parts
+        for capsule in part.published_capsules
+        if capsule.id in progress and not progress[capsule.id].is_complete
+    ]
+    return max(unfinished, key=lambda pair: pair[0])[1] if unfinished else None
 
 
 @dataclass(frozen=True)

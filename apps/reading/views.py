@@ -97,7 +97,7 @@ def my_progress(request):
         "parts": parts,
         "progress": progress,
         "summary": selectors.progress_summary(parts, progress),
-        "continue_progress": selectors.continue_reading(request.user, book),
+        "continue_capsule": selectors.continue_reading(parts, progress),
         "full_access": has_full_access(request.user),
     })
 
