@@ -14,6 +14,8 @@ urlpatterns = [
     path("", include("apps.catalog.urls")),
     path("", include("apps.reading.urls")),
     path("", include("apps.subscriptions.urls")),
+    path("", include("apps.reviews.urls")),
+    path("", include("apps.submissions.urls")),
     path("health/", health, name="health"),
     path("accounts/", include("apps.accounts.urls")),
     path("accounts/", include("allauth.urls")),

@@ -35,6 +35,8 @@ INSTALLED_APPS = [
     "apps.catalog",
     "apps.reading",
     "apps.subscriptions",
+    "apps.reviews",
+    "apps.submissions",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,147 @@
+"""Exercises on capsules, readers' kernel submissions and what the judge said about them.
+
+A submission moves QUEUED -> COMPILING -> COMPILED -> RUNNING -> PASSED | FAILED | ERROR | TIMED_OUT
+(a compile failure goes COMPILING -> FAILED). Services own the transitions (DESIGN.md, convention 5); the
+judge's own JSON (kernels.results) is kept whole, and the few figures that pages sort and chart by are
+copied into columns beside it.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from apps.catalog.models import Capsule
+
+
+class Exercise(models.Model):
+    """A judge problem attached to a capsule: what the reader is asked to write, and where they start."""
+
+    capsule = models.OneToOneField(Capsule, on_delete=models.CASCADE, related_name="exercise")
+    problem = models.CharField(max_length=40, help_text="A problem of the judge library (kernels/problems/<name>)")
+    title = models.CharField(max_length=200)
+    statement = models.TextField(help_text="Markdown, rendered with the book's pipeline")
+    statement_html = models.TextField(blank=True, editable=False)
+    starter_source = models.TextField(help_text="The file the editor opens with: the previous rung of the ladder")
+    starter_name = models.CharField(max_length=120, blank=True, help_text="Where the starter came from, e.g. 01_naive.cu")
+    arch = models.CharField(max_length=16, default="sm_90", help_text="NVRTC target; sm_90a for Hopper-only instructions")
+    gpu_time_limit_s = models.PositiveIntegerField(default=120, help_text="Wall clock for the whole GPU job")
+    is_open = models.BooleanField(default=True, help_text="Closed exercises show results but take no submissions")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["capsule__part__number", "capsule__number"]
+
+    def __str__(self):
+        return f"{self.capsule.number}. {self.title} ({self.problem})"
+
+
+class Submission(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        COMPILING = "compiling", "Compiling"
+        COMPILED = "compiled", "Compiled, waiting for a GPU"
+        RUNNING = "running", "Running on a GPU"
+        PASSED = "passed", "Passed"
+        FAILED = "failed", "Failed"
+        ERROR = "error", "Judge error"
+        TIMED_OUT = "timed_out", "Timed out"
+
+    FINISHED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.TIMED_OUT)
+
+    class Review(models.TextChoices):
+        NONE = "", "Not flagged"
+        PENDING = "pending", "Flagged, awaiting review"
+        VALID = "valid", "Reviewed: valid"
+        INVALID = "invalid", "Reviewed: invalid"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)  # in URLs: not guessable, not countable
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="submissions")
+    source = models.TextField()
+    source_sha256 = models.CharField(max_length=64)
+    filename = models.CharField(max_length=200, blank=True, help_text="The uploaded file's name, if uploaded")
+    gpu_kind = models.CharField(max_length=32, help_text="Which GPU queue judges it, e.g. h200")
+    arch = models.CharField(max_length=16)
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    verdict = models.CharField(max_length=32, blank=True, help_text="The judge's verdict (kernels.results.Verdict)")
+    message = models.TextField(blank=True)
+    compile_log = models.TextField(blank=True)
+    compiled = models.JSONField(null=True, blank=True, help_text="CompileResult JSON, cubin included, for the GPU stage")
+    result = models.JSONField(null=True, blank=True, help_text="JudgeResult JSON")
+
+    # Copied from the result at the problem's headline (largest) benchmark shape, for sorting and charts.
+    pct_of_baseline = models.FloatField(null=True, blank=True)
+    tflops = models.FloatField(null=True, blank=True)
+    time_ms = models.FloatField(null=True, blank=True)
+    gpu_name = models.CharField(max_length=100, blank=True)
+    review = models.CharField(max_length=16, choices=Review.choices, default=Review.NONE, blank=True)
+    review_note = models.TextField(blank=True)
+
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="GPU runs started (a lost worker's job runs again)")
+    worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that ran it last")
+    deadline_at = models.DateTimeField(null=True, blank=True, help_text="The sweeper acts on it after this")
+    created_at = models.DateTimeField(auto_now_add=True)
+    compiled_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["user", "exercise", "-created_at"]),
+            models.Index(fields=["user", "-created_at"]),  # the quota counts
+            models.Index(fields=["status", "deadline_at"]),  # the sweeper
+            models.Index(fields=["exercise", "gpu_kind", "status"]),  # leaderboards
+        ]
+
+    def __str__(self):
+        return f"{self.public_id} · {self.user} · {self.exercise.problem} · {self.status}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class ReferenceResult(models.Model):
+    """One rung of the reference ladder (kernels/reference/) judged on one GPU kind, for comparison."""
+
+    problem = models.CharField(max_length=40)
+    gpu_kind = models.CharField(max_length=32)
+    step = models.CharField(max_length=120, help_text="The reference file, e.g. 08_sgemm_warptiling.cu")
+    title = models.CharField(max_length=200)
+    verdict = models.CharField(max_length=32)
+    pct_of_baseline = models.FloatField(null=True, blank=True)
+    tflops = models.FloatField(null=True, blank=True)
+    time_ms = models.FloatField(null=True, blank=True)
+    gpu_name = models.CharField(max_length=100, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    measured_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["problem", "gpu_kind", "step"]
+        constraints = [models.UniqueConstraint(fields=["problem", "gpu_kind", "step"], name="one_reference_result_per_step")]
+
+    def __str__(self):
+        return f"{self.step} on {self.gpu_kind}: {self.pct_of_baseline}%"
+
+
+class GpuWorker(models.Model):
+    """A GPU worker as it last reported itself: operators and the progress page read who is online."""
+
+    hostname = models.CharField(max_length=200, unique=True, help_text="The Celery worker's node name")
+    gpu_kind = models.CharField(max_length=32)
+    gpu_name = models.CharField(max_length=100, blank=True)
+    gpu_index = models.CharField(max_length=16, blank=True, help_text="CUDA_VISIBLE_DEVICES of the worker")
+    started_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    current_submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    jobs_done = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["gpu_kind", "hostname"]
+
+    def __str__(self):
+        return f"{self.hostname} ({self.gpu_kind})"
