@@ -42,9 +42,11 @@ class GpuJudge:
     after every job. With `warm`, its successor is spawned at once and warms up (CUDA context, cuBLAS
     handle, ceilings) while the caller stores the result, so the next job still finds a warm child."""
 
-    def __init__(self, warm: bool = True):
+    def __init__(self, warm: bool = True, job: str = JOB, warm_up: str = WARM_UP):
+        # job / warm_up ("module:function") are the GPU runner's unless a caller (a test's CPU stand-in) says otherwise.
         self.warm = warm
-        self.worker = sandbox.Worker(setup=WARM_UP if warm else None)
+        self.job = job
+        self.worker = sandbox.Worker(setup=warm_up if warm else None)
 
     def start(self) -> Optional[str]:
         """Start the child now (CUDA context, cuBLAS handle, ceilings); returns an error text if that failed."""
@@ -66,7 +68,7 @@ class GpuJudge:
             "kernels": [k.to_dict() for k in compiled.kernels],
             "options": {"seed": seed, **job_options},
         }
-        outcome = self.worker.call(JOB, payload, options.timeout_s)
+        outcome = self.worker.call(self.job, payload, options.timeout_s)
         if self.warm:
             self.worker.spawn()
         else:

@@ -25,6 +25,15 @@ DEMO_ACCOUNTS = (
     DemoAccount("reader@example.com", "Rita Reader", "free reader"),
     DemoAccount("subscriber@example.com", "Sam Subscriber", "full access"),
 )
+# The readers whose reviews the original landing page showed; apps.reviews gives them a
+# capsule read and their review (reviews_demo_ensure).
+DEMO_READERS = (
+    DemoAccount("aarav.mehta@example.com", "Aarav Mehta", "demo reader"),
+    DemoAccount("daniel.okafor@example.com", "Daniel Okafor", "demo reader"),
+    DemoAccount("liam.chen@example.com", "Liam Chen", "demo reader"),
+    DemoAccount("marcus.bell@example.com", "Marcus Bell", "demo reader"),
+    DemoAccount("jonas.bergstrom@example.com", "Jonas Bergström", "demo reader"),
+)
 
 
 def sessions_clear_expired() -> int:
@@ -43,7 +52,15 @@ def demo_accounts_ensure() -> list[DemoAccount]:
     return list(DEMO_ACCOUNTS)
 
 
-def _demo_account_reset(account: DemoAccount) -> None:
+def demo_readers_ensure() -> list[User]:
+    """Creates (or resets) the demo readers, like the demo accounts (same guard, same password)."""
+    if not getattr(settings, "DEMO_DATA_ALLOWED", False):
+        raise ImproperlyConfigured("Demo accounts may only be created where DEMO_DATA_ALLOWED is set (development).")
+    with transaction.atomic():
+        return [_demo_account_reset(account) for account in DEMO_READERS]
+
+
+def _demo_account_reset(account: DemoAccount) -> User:
     user, _ = User.objects.get_or_create(email=account.email, defaults={"name": account.name})
     user.name = account.name
     user.is_staff = account.is_staff
@@ -52,3 +69,4 @@ def _demo_account_reset(account: DemoAccount) -> None:
     user.set_password(DEMO_PASSWORD)
     user.save()
     EmailAddress.objects.update_or_create(user=user, email=account.email, defaults={"verified": True, "primary": True})
+    return user

@@ -44,6 +44,20 @@ class FigureData:
 
 
 @dataclass
+class ExerciseData:
+    """An exercise attached to the capsule (front matter `exercise:`; content/README.md)."""
+
+    problem: str
+    title: str
+    statement: str
+    starter_source: str
+    starter_name: str
+    arch: str
+    gpu_time_limit_s: int
+    is_open: bool
+
+
+@dataclass
 class CapsuleData:
     path: Path
     number: int
@@ -57,6 +71,7 @@ class CapsuleData:
     outline: list[str]
     body: str
     figures: list[FigureData] = field(default_factory=list)
+    exercise: ExerciseData | None = None
 
 
 @dataclass
@@ -160,7 +175,64 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
         path=path, number=number, slug=str(meta["slug"]), title=str(meta["title"]), part=part,
         badge=str(meta.get("badge") or ""), minutes=minutes, access=meta["access"],
         summary=" ".join(str(meta["summary"]).split()), outline=outline, body=body, figures=figures,
+        exercise=_read_exercise(path, meta.get("exercise"), figures_folder.parent) if meta.get("exercise") is not None else None,
     )
+
+
+EXERCISE_FIELDS = ("problem", "title", "statement", "starter")
+MAX_GPU_TIME_LIMIT_S = 600
+
+
+def _read_exercise(path: Path, raw, book_folder: Path) -> ExerciseData:
+    """Validated like the rest of the file: a bad problem, starter or limit fails the import here."""
+    from kernels import available_problems
+    from kernels.compiler import SUPPORTED_ARCHS
+    from kernels.plan import PlanError, extract_plan
+
+    _require(path, raw, EXERCISE_FIELDS, line=2)
+    where = "exercise"
+    problem = str(raw["problem"])
+    if problem not in available_problems():
+        raise ImportFileError(path, f"{where}: problem {problem!r} is not one of {', '.join(available_problems())}", 2)
+    arch = str(raw.get("arch") or "sm_90")
+    if arch not in SUPPORTED_ARCHS:
+        raise ImportFileError(path, f"{where}: arch {arch!r} is not one of {', '.join(SUPPORTED_ARCHS)}", 2)
+    limit = raw.get("gpu_time_limit_s", 120)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_GPU_TIME_LIMIT_S:
+        raise ImportFileError(path, f"{where}: gpu_time_limit_s must be a whole number of seconds from 1 to {MAX_GPU_TIME_LIMIT_S}", 2)
+    is_open = raw.get("open", True)
+    if not isinstance(is_open, bool):
+        raise ImportFileError(path, f"{where}: open must be true or false", 2)
+    starter_path = _starter_path(path, str(raw["starter"]), problem, book_folder)
+    starter = starter_path.read_text(encoding="utf-8")
+    try:
+        extract_plan(starter)
+    except PlanError as error:
+        raise ImportFileError(path, f"{where}: the starter {starter_path.name} has no valid launch plan: {error}", 2) from error
+    return ExerciseData(
+        problem=problem, title=str(raw["title"]), statement=str(raw["statement"]).strip() + "\n",
+        starter_source=starter, starter_name=starter_path.name, arch=arch, gpu_time_limit_s=limit, is_open=is_open,
+    )
+
+
+def _starter_path(path: Path, starter: str, problem: str, book_folder: Path) -> Path:
+    """`reference/NN_name.cu` is a rung of the judge's ladder (kernels/reference), `example` the problem's
+    example.cu, anything else a file inside the book folder."""
+    import kernels
+
+    library = Path(kernels.__file__).parent
+    if starter == "example":
+        candidate, root = library / "problems" / problem / "example.cu", library / "problems"
+    elif starter.startswith("reference/"):
+        candidate, root = library / starter, library / "reference"
+    else:
+        candidate, root = book_folder / starter, book_folder
+    candidate = candidate.resolve()
+    if not candidate.is_relative_to(root.resolve()) or candidate.suffix != ".cu":
+        raise ImportFileError(path, f"exercise: starter {starter!r} must be a .cu file inside {root.name}/", 2)
+    if not candidate.is_file():
+        raise ImportFileError(path, f"exercise: starter file not found: {starter}", 2)
+    return candidate
 
 
 def _read_svg(capsule_path: Path, path: Path, line: int) -> str:

@@ -20,6 +20,7 @@ class ImportReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     unpublished: list[str] = field(default_factory=list)
+    exercises: list[str] = field(default_factory=list)  # exercises created, updated or closed
 
     @property
     def changed(self) -> bool:
@@ -110,6 +111,9 @@ def book_import(*, folder: Path) -> ImportReport:
     numbers = [c.number for c in data.capsules]
     for capsule_data in data.capsules:
         _capsule_upsert(book, parts[capsule_data.part], capsule_data, report)
+    from apps.submissions.services import exercises_import  # the judge's exercises ride along with the book
+
+    report.exercises = exercises_import(book=book, capsules=data.capsules)
     for gone in book.capsules.exclude(number__in=numbers).filter(status=Capsule.Status.PUBLISHED):
         gone.status = Capsule.Status.DRAFT
         gone.save(update_fields=["status", "updated_at"])

@@ -3,6 +3,7 @@ from django.shortcuts import render
 from apps.catalog import selectors
 from apps.reading.policy import has_full_access
 from apps.reading.selectors import continue_reading, progress_by_capsule
+from apps.reviews.selectors import reviews_summary
 
 
 def landing(request):
@@ -16,4 +17,5 @@ def landing(request):
         "full_access": has_full_access(request.user),
         "progress": progress,
         "continue_capsule": continue_reading(parts, progress),
+        "reviews": reviews_summary(book, request.user),
     })

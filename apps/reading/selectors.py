@@ -1,13 +1,20 @@
 """Reads of reading state and search, all filtered through the access policy."""
+import hashlib
+import json
 from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
+from django.contrib.sites.models import Site
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Prefetch, Q
+from django.db.models.functions import MD5
+from django.urls import reverse
 from django.utils.html import escape
 
-from apps.catalog.models import Book, Capsule
-from apps.reading.models import ReadingProgress
+from apps.catalog.models import Book, Capsule, Figure
+from apps.reading.epub import FORMAT_VERSION, Chapter, EpubSources, Section
+from apps.reading.models import EpubBuild, ReadingProgress
+from apps.reading.policy import has_full_access
 
 SEARCH_RESULTS_LIMIT = 30
 
@@ -115,3 +122,86 @@ def progress_summary(parts, progress: dict[int, ReadingProgress]) -> dict:
         "percent": round(100 * completed / len(capsules)) if capsules else 0,
         "minutes_read": minutes_read,
     }
+
+
+
+# --- EPUB --------------------------------------------------------------------------------------
+
+
+def epub_edition_readable(user, edition: str) -> bool:
+    """The sample is for everyone; the full book only for readers with full access (the policy)."""
+    return edition == EpubBuild.Edition.SAMPLE or (edition == EpubBuild.Edition.FULL and has_full_access(user))
+
+
+def site_url() -> str:
+    """https://host of this site, for links in files that are built outside a request (EPUB)."""
+    return f"https://{Site.objects.get_current().domain}"
+
+
+def _epub_capsules(book: Book, edition: str, *, included: bool):
+    """The edition's capsules (included=True) or the published ones it leaves out, in reading order.
+
+    The sample holds exactly the capsules anyone may read; the full book every published one."""
+    capsules = Capsule.objects.published().filter(book=book).in_reading_order()
+    if edition == EpubBuild.Edition.FULL:
+        return capsules if included else capsules.none()
+    free = Q(access=Capsule.Access.FREE)
+    return capsules.filter(free) if included else capsules.exclude(free)
+
+
+# Of a capsule the sample leaves out, only these public fields are ever loaded for the EPUB.
+_LEFT_OUT_FIELDS = ("id", "book_id", "part_id", "number", "slug", "title", "access", "status")
+
+
+def epub_fingerprint(book: Book, edition: str) -> str:
+    """A hash of everything that goes into the edition's file, in four small queries.
+
+    Any change to it (a new book revision, a capsule edited, published or unpublished, a figure
+    changed, the site's address, the builder's format) asks for a new build; capsules the edition
+    leaves out count only by the public fields its last page shows."""
+    included = list(_epub_capsules(book, edition, included=True).values_list(
+        "id", "number", "slug", "title", "part_id", "access", "badge", "minutes", "summary", "outline", "revision", "content_hash", "updated_at",
+    ))
+    left_out = list(_epub_capsules(book, edition, included=False).values_list(*_LEFT_OUT_FIELDS))
+    figures = list(
+        Figure.objects.filter(capsule_id__in=[row[0] for row in included])
+        .annotate(svg_md5=MD5("svg"))
+        .order_by("capsule_id", "number")
+        .values_list("capsule_id", "number", "name", "caption", "svg_md5")
+    )
+    parts = list(book.parts.order_by("number").values_list("id", "number", "title", "description"))
+    payload = {
+        "format": FORMAT_VERSION,
+        "edition": edition,
+        "site": site_url(),
+        "book": [book.pk, book.revision, book.slug, book.title, book.subtitle, book.blurb, book.author, book.publisher, book.language],
+        "parts": parts,
+        "included": included,
+        "left_out": left_out,
+        "figures": figures,
+    }
+    return hashlib.sha256(json.dumps(payload, default=str, sort_keys=True).encode()).hexdigest()
+
+
+def epub_sources(book: Book, edition: str) -> EpubSources:
+    """What the edition contains, loaded for the builder: parts with their included capsules and
+    figures, and for the sample the public titles of what it leaves out (never their text)."""
+    included = list(_epub_capsules(book, edition, included=True).select_related("part").prefetch_related(Prefetch("figures")))
+    left_out = list(_epub_capsules(book, edition, included=False).only(*_LEFT_OUT_FIELDS))
+    sections, missing_by_part = [], []
+    for part in book.parts.order_by("number"):
+        chapters = [Chapter(capsule=c, figures=list(c.figures.all())) for c in included if c.part_id == part.pk]
+        if chapters:
+            sections.append(Section(part=part, chapters=chapters))
+        missing = [c for c in left_out if c.part_id == part.pk]
+        if missing:
+            missing_by_part.append((part, missing))
+    url = site_url()
+    return EpubSources(
+        book=book,
+        sample=edition == EpubBuild.Edition.SAMPLE,
+        site_url=url,
+        sections=sections,
+        left_out=missing_by_part,
+        pricing_url=url + reverse("subscriptions:pricing"),
+    )

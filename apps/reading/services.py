@@ -1,12 +1,22 @@
 """Writes of reading state. Each refuses capsules the reader may not read."""
+import logging
 import math
+import os
+import secrets
+import tempfile
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.catalog.models import Capsule
-from apps.reading.models import ReadingProgress
+from apps.catalog.models import Book, Capsule
+from apps.reading import selectors
+from apps.reading.epub import write_epub
+from apps.reading.models import EpubBuild, ReadingProgress
 from apps.reading.policy import can_read
+
+logger = logging.getLogger(__name__)
 
 
 class ReadingError(Exception):
@@ -50,3 +60,115 @@ def progress_set_complete(*, user, capsule: Capsule, complete: bool) -> ReadingP
         progress.completed_at = None
     progress.save()
     return progress
+
+
+# --- EPUB --------------------------------------------------------------------------------------
+
+# A queued or running build older than this is taken as lost (broker restarted, worker killed past
+# its hard limit) and queued again; a failed one is retried after it. Longer than the task's limits.
+EPUB_STALE_AFTER = timedelta(minutes=10)
+
+_EPUB_TRANSITIONS = {
+    EpubBuild.Status.QUEUED: {EpubBuild.Status.BUILDING, EpubBuild.Status.QUEUED, EpubBuild.Status.SUPERSEDED},
+    EpubBuild.Status.BUILDING: {EpubBuild.Status.READY, EpubBuild.Status.FAILED, EpubBuild.Status.SUPERSEDED, EpubBuild.Status.QUEUED, EpubBuild.Status.BUILDING},
+    EpubBuild.Status.READY: {EpubBuild.Status.SUPERSEDED, EpubBuild.Status.QUEUED},
+    EpubBuild.Status.FAILED: {EpubBuild.Status.QUEUED},
+    EpubBuild.Status.SUPERSEDED: set(),
+}
+
+
+class EpubBuildError(ReadingError):
+    pass
+
+
+def _epub_move(build: EpubBuild, status: str, **fields) -> None:
+    if status not in _EPUB_TRANSITIONS[build.status]:
+        raise EpubBuildError(f"EPUB build {build.pk}: cannot go from {build.status} to {status}")
+    build.status = status
+    for name, value in fields.items():
+        setattr(build, name, value)
+    build.save()
+
+
+def _epub_enqueue(build: EpubBuild) -> None:
+    from apps.reading.tasks import build_epub
+
+    transaction.on_commit(lambda: build_epub.delay(build.pk))
+
+
+@transaction.atomic
+def epub_request(*, book: Book, edition: str) -> EpubBuild:
+    """The build of `edition` for the book's current content, queued if it does not exist yet.
+
+    Concurrent requests share one build (unique per content fingerprint) and only the request
+    that created it enqueues the task; a build lost on the way, or failed a while ago, is queued
+    once more. Callers check access first (selectors.epub_edition_readable)."""
+    if edition not in EpubBuild.Edition.values:
+        raise EpubBuildError(f"unknown EPUB edition {edition!r}")
+    fingerprint = selectors.epub_fingerprint(book, edition)
+    build, created = EpubBuild.objects.get_or_create(
+        book=book, edition=edition, fingerprint=fingerprint, defaults={"book_revision": book.revision}
+    )
+    if created:
+        _epub_enqueue(build)
+        return build
+    build = EpubBuild.objects.select_for_update().get(pk=build.pk)
+    stale = build.updated_at < timezone.now() - EPUB_STALE_AFTER
+    lost_file = build.status == EpubBuild.Status.READY and not build.is_ready
+    if lost_file or (stale and build.status in (EpubBuild.Status.QUEUED, EpubBuild.Status.BUILDING, EpubBuild.Status.FAILED)):
+        _epub_move(build, EpubBuild.Status.QUEUED, error="", file_name="")
+        _epub_enqueue(build)
+    return build
+
+
+def epub_build(*, build_id: int) -> EpubBuild:
+    """Build the EPUB file of one queued build (the Celery task's one call). Idempotent.
+
+    Short transactions around the long write, so a download request never waits on a lock for the
+    length of a build. The content is read after the build was queued; if it changed since (the
+    fingerprint moved on), the build is superseded rather than filed under the old fingerprint."""
+    with transaction.atomic():
+        build = EpubBuild.objects.select_for_update().select_related("book").get(pk=build_id)
+        if build.status in (EpubBuild.Status.SUPERSEDED, EpubBuild.Status.FAILED) or build.is_ready:
+            return build
+        _epub_move(build, EpubBuild.Status.BUILDING, started_at=timezone.now())
+
+    sources = selectors.epub_sources(build.book, build.edition)
+    if selectors.epub_fingerprint(build.book, build.edition) != build.fingerprint:
+        with transaction.atomic():
+            _epub_move(EpubBuild.objects.select_for_update().get(pk=build.pk), EpubBuild.Status.SUPERSEDED)
+        return EpubBuild.objects.get(pk=build.pk)
+
+    root = settings.EPUB_ROOT
+    root.mkdir(parents=True, exist_ok=True)
+    # A random part in the name: nothing about the file can be guessed from the book or edition.
+    file_name = f"{build.book.slug}-{build.edition}-{build.fingerprint[:12]}-{secrets.token_hex(8)}.epub"
+    handle, temporary = tempfile.mkstemp(dir=root, prefix=".building-", suffix=".epub")
+    os.close(handle)
+    try:
+        write_epub(sources, temporary, modified=timezone.now())
+        os.replace(temporary, root / file_name)
+    except Exception as error:  # any failure is recorded on the build for the page and admin to show
+        logger.exception("EPUB build %s failed", build.pk)
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        with transaction.atomic():
+            failed = EpubBuild.objects.select_for_update().get(pk=build.pk)
+            _epub_move(failed, EpubBuild.Status.FAILED, error=f"{type(error).__name__}: {error}"[:2000])
+        return failed
+
+    with transaction.atomic():
+        build = EpubBuild.objects.select_for_update().get(pk=build.pk)
+        others = EpubBuild.objects.select_for_update().filter(book=build.book_id, edition=build.edition, status=EpubBuild.Status.READY).exclude(pk=build.pk)
+        if others.filter(created_at__gt=build.created_at).exists():
+            # A build of newer content finished first: this file is already out of date.
+            _epub_move(build, EpubBuild.Status.SUPERSEDED)
+            transaction.on_commit(lambda: (root / file_name).unlink(missing_ok=True))
+            return build
+        _epub_move(build, EpubBuild.Status.READY, file_name=file_name, size_bytes=(root / file_name).stat().st_size, built_at=timezone.now(), error="")
+        for old in others:
+            old_path = old.path
+            _epub_move(old, EpubBuild.Status.SUPERSEDED, file_name="")
+            transaction.on_commit(lambda path=old_path: path.unlink(missing_ok=True))
+    return build
+

@@ -12,4 +12,7 @@ urlpatterns = [
     path("capsules/<slug:slug>/progress/", views.capsule_progress, name="capsule-progress"),
     path("progress/", views.my_progress, name="my-progress"),
     path("search/", views.search, name="search"),
+    path("book.epub", views.epub_download, {"edition": "full"}, name="epub-full"),
+    path("sample.epub", views.epub_download, {"edition": "sample"}, name="epub-sample"),
+    path("epub/<slug:edition>/status/", views.epub_status, name="epub-status"),
 ]

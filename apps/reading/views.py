@@ -1,13 +1,16 @@
 """Reader pages. Every view that returns capsule content asks apps.reading.policy.can_read."""
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
+from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
@@ -77,11 +80,14 @@ def complete(request, slug):
 @login_required
 @private_page
 def capsule_progress(request, slug):
+    from apps.submissions.views import exercise_context  # the exercise panel: submissions' own page part
+
     capsule = catalog.capsule_get(slug)
     return render(request, "reading/capsule_progress.html", {
         "capsule": capsule,
         "readable": can_read(request.user, capsule),
         "progress": selectors.progress_get(request.user, capsule),
+        **exercise_context(request, capsule),
     })
 
 
@@ -89,6 +95,8 @@ def capsule_progress(request, slug):
 @login_required
 @private_page
 def my_progress(request):
+    from apps.submissions.views import ladder_context  # the GEMM ladder: submissions' own page part
+
     book = catalog.book_get()
     parts = catalog.book_parts_with_capsules(book)
     progress = selectors.progress_by_capsule(request.user, book)
@@ -99,6 +107,7 @@ def my_progress(request):
         "summary": selectors.progress_summary(parts, progress),
         "continue_capsule": selectors.continue_reading(parts, progress),
         "full_access": has_full_access(request.user),
+        **ladder_context(request.user),
     })
 
 
@@ -112,3 +121,50 @@ def search(request):
         "query": query,
         "hits": selectors.capsule_search(request.user, query),
     })
+
+
+# --- EPUB ----------------------------------------------------------------------------------------
+
+_EPUB_ROUTES = {EpubBuild.Edition.FULL: "reading:epub-full", EpubBuild.Edition.SAMPLE: "reading:epub-sample"}
+
+
+def _epub_context(book, edition: str, build: EpubBuild | None = None) -> dict:
+    return {"book": book, "edition": edition, "build": build, "download_url": reverse(_EPUB_ROUTES[edition])}
+
+
+@require_GET
+@private_page
+def epub_download(request, edition):
+    """The file at once when the build for the current content is ready; otherwise a page that
+    says it is being prepared (and queues the build, once)."""
+    book = catalog.book_get()
+    if not selectors.epub_edition_readable(request.user, edition):
+        return render(request, "reading/epub_locked.html", _epub_context(book, edition), status=403)
+    build = services.epub_request(book=book, edition=edition)
+    if build.is_ready:
+        try:
+            handle = build.path.open("rb")
+        except FileNotFoundError:  # replaced by a newer build a moment ago
+            pass
+        else:
+            suffix = "" if edition == EpubBuild.Edition.FULL else "-sample"
+            return FileResponse(handle, as_attachment=True, filename=f"{book.slug}{suffix}.epub", content_type="application/epub+zip")
+    return render(request, "reading/epub_preparing.html", _epub_context(book, edition, build), status=202)
+
+
+@require_GET
+@private_page
+def epub_status(request, edition):
+    """Polled by the "being prepared" page (htmx). With ?start=1 and the file ready, sends the
+    browser to the download, which then starts without leaving the page."""
+    if edition not in EpubBuild.Edition.values:
+        raise Http404("No such edition")
+    book = catalog.book_get()
+    if not selectors.epub_edition_readable(request.user, edition):
+        return render(request, "reading/epub_locked.html", _epub_context(book, edition), status=403)
+    build = services.epub_request(book=book, edition=edition)
+    context = _epub_context(book, edition, build)
+    if build.is_ready and request.GET.get("start") == "1" and request.htmx:
+        return HttpResponseClientRedirect(context["download_url"])
+    return render(request, "reading/_epub_status.html", context)
+

@@ -81,6 +81,7 @@ class Submission(models.Model):
     review_note = models.TextField(blank=True)
 
     attempts = models.PositiveSmallIntegerField(default=0, help_text="GPU runs started (a lost worker's job runs again)")
+    sweeps = models.PositiveSmallIntegerField(default=0, help_text="Times the sweeper re-queued it after a deadline passed")
     worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that ran it last")
     deadline_at = models.DateTimeField(null=True, blank=True, help_text="The sweeper acts on it after this")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -139,6 +140,7 @@ class GpuWorker(models.Model):
     last_seen_at = models.DateTimeField()
     current_submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     jobs_done = models.PositiveIntegerField(default=0)
+    stopped_at = models.DateTimeField(null=True, blank=True, help_text="Set when the worker shut down cleanly")
 
     class Meta:
         ordering = ["gpu_kind", "hostname"]

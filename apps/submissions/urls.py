@@ -1,5 +1,14 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from apps.submissions import views
 
 app_name = "submissions"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("capsules/<slug:slug>/submit/", views.submit, name="submit"),
+    path("capsules/<slug:slug>/submissions/", views.live, name="live"),
+    path("capsules/<slug:slug>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("submissions/<uuid:public_id>/", views.detail, name="detail"),
+    path("submissions/<uuid:public_id>/diff/", views.diff, name="diff"),
+    path("staff/judge/", views.queues, name="queues"),
+]

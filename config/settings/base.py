@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "allauth.socialaccount.providers.github",
     "django_htmx",
+    "django_ace",  # the submission editor: Ace and its widget script, served as static files
     "apps.accounts",
     "apps.catalog",
     "apps.reading",
@@ -166,6 +167,16 @@ STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
 STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscriptions; 0 = none
 SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
 
+# --- Reviews (apps.reviews) ----------------------------------------------------------------
+REVIEWS_TEXT_MIN_CHARS = env_int("REVIEWS_TEXT_MIN_CHARS", 20)
+REVIEWS_TEXT_MAX_CHARS = env_int("REVIEWS_TEXT_MAX_CHARS", 4000)
+REVIEWS_MAX_LINKS = env_int("REVIEWS_MAX_LINKS", 2)  # more addresses than this in one review reads as spam
+# "<count>/<seconds>" per reader, counted in the shared cache: writes (post, edit, delete) and reports.
+REVIEWS_WRITE_RATE = env_str("REVIEWS_WRITE_RATE", "10/3600")
+REVIEWS_REPORT_RATE = env_str("REVIEWS_REPORT_RATE", "10/3600")
+REVIEWS_PER_PAGE = env_int("REVIEWS_PER_PAGE", 20)
+REVIEWS_ON_LANDING = env_int("REVIEWS_ON_LANDING", 5)
+
 # --- Internationalisation, static files ---------------------------------------------------
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
@@ -177,6 +188,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+# Built EPUB files: private (never under MEDIA_ROOT or STATIC_ROOT), served only by the download
+# view after the access check; web and worker must share this folder.
+EPUB_ROOT = Path(env_str("EPUB_ROOT", str(VAR_DIR / "epub")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
@@ -211,10 +225,36 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 150)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
+    "submissions-sweep": {"task": "submissions.sweep", "schedule": 60.0},  # stuck submissions: re-queue or fail
     "clear-expired-sessions": {"task": "apps.accounts.tasks.clear_expired_sessions", "schedule": 6 * 60 * 60.0},
     "stripe-events-retry": {"task": "apps.subscriptions.tasks.retry_unprocessed_stripe_events", "schedule": 5 * 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# --- Submissions (apps/submissions; the judge is kernels/) ---------------------------------
+SUBMISSIONS_PER_HOUR = env_int("SUBMISSIONS_PER_HOUR", 20)
+SUBMISSIONS_PER_DAY = env_int("SUBMISSIONS_PER_DAY", 100)
+SUBMISSION_MAX_SOURCE_BYTES = env_int("SUBMISSION_MAX_SOURCE_BYTES", 256 * 1024)  # the judge's own limit
+DEFAULT_GPU_KIND = env_str("DEFAULT_GPU_KIND", GPU_KINDS[0])
+# What the GPU worker's sandboxed child runs ("module:function"); tests point these at a CPU stand-in.
+SUBMISSIONS_JUDGE_JOB = env_str("SUBMISSIONS_JUDGE_JOB", "kernels.runner:judge_job")
+SUBMISSIONS_JUDGE_WARM_UP = env_str("SUBMISSIONS_JUDGE_WARM_UP", "kernels.gpu:warm_up")
+# Deadlines after which the sweeper re-queues a submission (at most SUBMISSION_MAX_ATTEMPTS times, then fails it).
+SUBMISSION_COMPILE_DEADLINE_S = env_int("SUBMISSION_COMPILE_DEADLINE_S", 5 * 60)
+SUBMISSION_GPU_QUEUE_DEADLINE_S = env_int("SUBMISSION_GPU_QUEUE_DEADLINE_S", 60 * 60)  # waiting for a free GPU
+SUBMISSION_GPU_RUN_MARGIN_S = env_int("SUBMISSION_GPU_RUN_MARGIN_S", 120)  # beyond the exercise's own limit
+SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3)
+SUBMISSION_GPU_TASK_SOFT_LIMIT_S = env_int("SUBMISSION_GPU_TASK_SOFT_LIMIT_S", 600)  # hard limit: 60 s more
+# GPU workers write a heartbeat; one silent for the window is offline and its running job is re-queued.
+GPU_WORKER_HEARTBEAT_S = env_int("GPU_WORKER_HEARTBEAT_S", 15)
+GPU_WORKER_ONLINE_WINDOW_S = env_int("GPU_WORKER_ONLINE_WINDOW_S", 60)
+# Redis gives an unacknowledged job back after this long if its worker vanished: longer than any job runs.
+CELERY_BROKER_VISIBILITY_TIMEOUT_S = env_int("CELERY_BROKER_VISIBILITY_TIMEOUT_S", 30 * 60)
+# (Redis options; the file-system broker of dev.py replaces them with its own.)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_BROKER_VISIBILITY_TIMEOUT_S,
+    "unacked_restore_interval": env_int("CELERY_BROKER_RESTORE_INTERVAL_S", 10),
+}
 
 # --- Logging -----------------------------------------------------------------------------
 LOG_FORMAT = env_str("LOG_FORMAT", "json")

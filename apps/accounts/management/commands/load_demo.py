@@ -3,6 +3,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.services import DEMO_PASSWORD, demo_accounts_ensure
+from apps.reviews.services import reviews_demo_ensure
 from apps.subscriptions.services import demo_subscriber_ensure
 
 
@@ -15,6 +16,7 @@ class Command(BaseCommand):
         call_command("import_book", settings.DEMO_BOOK_DIR, stdout=self.stdout)
         accounts = demo_accounts_ensure()
         demo_subscriber_ensure()  # full access for subscriber@example.com (complimentary, reason "demo")
+        reviews_demo_ensure()  # the original page's five reviews, by demo readers who opened a capsule
         self.stdout.write("Demo accounts (password: %s):" % DEMO_PASSWORD)
         for account in accounts:
             self.stdout.write(f"  {account.email:<26} {account.role}")

@@ -1,0 +1,154 @@
+"""Charts drawn as SVG on the server: no chart library, no script, readable without colour.
+
+Each chart is an inline `<svg role="img">` named by its `<title>` and described by its `<desc>`
+(which lists the figures, for screen readers), with every value also written as a text label.
+Colours come from CSS classes (static/css/submissions.css), so the charts follow the site's
+light and dark themes. All text passes through `escape`: labels may carry readers' file names.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+FONT_PX = 13
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: float | None  # None: nothing to draw (not measured, or no passing result)
+    highlight: bool = False  # the reader's own bar among the reference rungs
+    note: str = ""  # written after the value, e.g. "flagged"
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str  # e.g. "#3 · 2 Dec 14:05"
+    value: float | None  # None: the submission did not pass (drawn as a cross on the axis)
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 x 10^k at or above `value` (axis ends that read well)."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0
+    exponent = math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        candidate = step * 10**exponent
+        if candidate >= value * (1 - 1e-9):
+            return float(candidate)
+    return float(10 ** (exponent + 1))
+
+
+def fmt_pct(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}%"
+    if value >= 10:
+        return f"{value:.1f}%"
+    return f"{value:.2f}%"
+
+
+def _num(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def _svg(chart_id: str, width: int, height: int, title: str, desc: str, body: list[str], css_class: str) -> SafeString:
+    cid = escape(chart_id)
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {css_class}" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-labelledby="{cid}-title {cid}-desc" '
+        f'font-size="{FONT_PX}" preserveAspectRatio="xMinYMin meet">'
+        f'<title id="{cid}-title">{escape(title)}</title><desc id="{cid}-desc">{escape(desc)}</desc>'
+    )
+    return mark_safe(head + "".join(body) + "</svg>")
+
+
+def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0) -> SafeString:
+    """Horizontal bars, one row per entry, value labels at the bar ends; the axis ends at a round
+    number above the largest value, and a dashed line marks 100% where that is in range."""
+    label_w, value_w, bar_w, row_h, top, bottom = 230, 110, 360, 26, 8, 26
+    width = label_w + bar_w + value_w
+    height = top + row_h * max(len(bars), 1) + bottom
+    values = [b.value for b in bars if b.value is not None]
+    axis_max = nice_ceiling(max(values, default=1.0))
+    scale = bar_w / axis_max
+    body = []
+    for tick in (0, axis_max / 2, axis_max):
+        x = label_w + tick * scale
+        body.append(f'<line class="chart__grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - bottom}"/>')
+        body.append(f'<text class="chart__tick" x="{x:.1f}" y="{height - 8}" text-anchor="middle">{escape(_num(tick))}%</text>')
+    if reference_line is not None and reference_line <= axis_max:
+        x = label_w + reference_line * scale
+        body.append(f'<line class="chart__reference" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - bottom}"/>')
+    if not bars:
+        body.append(f'<text class="chart__empty" x="{label_w + 8}" y="{top + row_h * 0.65:.1f}">No figures yet</text>')
+    described = []
+    for index, bar in enumerate(bars):
+        y = top + index * row_h
+        label = bar.label if len(bar.label) <= 32 else bar.label[:31] + "…"
+        weight = ' font-weight="700"' if bar.highlight else ""
+        body.append(f'<text class="chart__label" x="{label_w - 8}" y="{y + row_h * 0.65:.1f}" text-anchor="end"{weight}>{escape(label)}</text>')
+        if bar.value is None:
+            text = "no result"
+            body.append(f'<text class="chart__value chart__value--none" x="{label_w + 6}" y="{y + row_h * 0.65:.1f}">{text}</text>')
+        else:
+            w = max(bar.value * scale, 1.5)  # a hairline still shows that a (tiny) value exists
+            cls = "chart__bar chart__bar--highlight" if bar.highlight else "chart__bar"
+            body.append(f'<rect class="{cls}" x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" rx="2"/>')
+            text = fmt_pct(bar.value) + (f" ({bar.note})" if bar.note else "")
+            body.append(f'<text class="chart__value" x="{label_w + w + 6:.1f}" y="{y + row_h * 0.65:.1f}">{escape(text)}</text>')
+        described.append(f"{bar.label}: {text}")
+    full_desc = (desc + " " if desc else "") + "; ".join(described)
+    return _svg(chart_id, width, height, title, full_desc.strip(), body, "chart--bars")
+
+
+def line_chart(points: list[Point], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0) -> SafeString:
+    """A reader's history: one mark per finished submission in order, passing ones joined by a line,
+    the others as crosses on the axis; the y axis ends at a round number above the best value."""
+    left, right, top, bottom, plot_w, plot_h = 56, 16, 12, 34, 560, 200
+    width, height = left + plot_w + right, top + plot_h + bottom
+    values = [p.value for p in points if p.value is not None]
+    y_max = nice_ceiling(max(values, default=1.0))
+    step = plot_w / max(len(points) - 1, 1)
+
+    def xy(index: int, value: float) -> tuple[float, float]:
+        x = left + (index * step if len(points) > 1 else plot_w / 2)
+        return x, top + plot_h - value / y_max * plot_h
+
+    body = []
+    for tick in (0, y_max / 2, y_max):
+        _, y = xy(0, tick)
+        body.append(f'<line class="chart__grid" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>')
+        body.append(f'<text class="chart__tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_num(tick))}%</text>')
+    if reference_line is not None and reference_line <= y_max:
+        _, y = xy(0, reference_line)
+        body.append(f'<line class="chart__reference" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>')
+    if not points:
+        body.append(f'<text class="chart__empty" x="{left + 8}" y="{top + plot_h / 2:.1f}">No finished submissions yet</text>')
+    line = [xy(i, p.value) for i, p in enumerate(points) if p.value is not None]
+    if len(line) > 1:
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in line)
+        body.append(f'<polyline class="chart__line" fill="none" points="{path}"/>')
+    described = []
+    for index, point in enumerate(points):
+        if point.value is None:
+            x, y = xy(index, 0)
+            body.append(f'<path class="chart__miss" d="M{x - 4:.1f},{y - 4:.1f} l8,8 m0,-8 l-8,8"><title>{escape(point.label)}: did not pass</title></path>')
+            described.append(f"{point.label}: did not pass")
+        else:
+            x, y = xy(index, point.value)
+            body.append(f'<circle class="chart__dot" cx="{x:.1f}" cy="{y:.1f}" r="4"><title>{escape(point.label)}: {fmt_pct(point.value)}</title></circle>')
+            described.append(f"{point.label}: {fmt_pct(point.value)}")
+    if values:
+        best_index = max((i for i, p in enumerate(points) if p.value is not None), key=lambda i: points[i].value)
+        x, y = xy(best_index, points[best_index].value)
+        anchor = "end" if x > left + plot_w * 0.8 else "start"
+        dx = -8 if anchor == "end" else 8
+        body.append(f'<text class="chart__value" x="{x + dx:.1f}" y="{max(y - 8, top + 10):.1f}" text-anchor="{anchor}">best {fmt_pct(points[best_index].value)}</text>')
+    if points:
+        body.append(f'<text class="chart__tick" x="{left}" y="{height - 10}">first</text>')
+        body.append(f'<text class="chart__tick" x="{left + plot_w}" y="{height - 10}" text-anchor="end">latest</text>')
+    full_desc = (desc + " " if desc else "") + "; ".join(described)
+    return _svg(chart_id, width, height, title, full_desc.strip(), body, "chart--line")

@@ -1,0 +1,241 @@
+"""Reads about submissions: quotas, queue positions, GPU workers online, broker queue depths.
+
+The pipeline's functions come first; the reader-facing pages append theirs below.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from apps.submissions.models import GpuWorker, Submission
+
+logger = logging.getLogger(__name__)
+
+HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Quota:
+    per_hour: int
+    per_day: int
+    used_hour: int
+    used_day: int
+    remaining: int  # submissions allowed now: the smaller of what the hour and the day leave
+    resets_at: datetime | None  # when the next one frees up, if none is left; None while some remain
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining <= 0
+
+
+def quota_get(user, *, now: datetime | None = None) -> Quota:
+    """A sliding window: every submission in the last hour (day) counts, refused and failed ones included,
+    since each took a compile."""
+    now = now or timezone.now()
+    per_hour, per_day = settings.SUBMISSIONS_PER_HOUR, settings.SUBMISSIONS_PER_DAY
+    day_times = list(
+        Submission.objects.filter(user=user, created_at__gt=now - DAY).order_by("created_at").values_list("created_at", flat=True)
+    )
+    hour_times = [t for t in day_times if t > now - HOUR]
+    remaining = max(0, min(per_hour - len(hour_times), per_day - len(day_times)))
+    resets_at = None
+    if remaining == 0:
+        # The oldest submission of each full window leaves it first; both windows must have room again.
+        candidates = []
+        if len(hour_times) >= per_hour:
+            candidates.append(hour_times[len(hour_times) - per_hour] + HOUR)
+        if len(day_times) >= per_day:
+            candidates.append(day_times[len(day_times) - per_day] + DAY)
+        resets_at = max(candidates) if candidates else None
+    return Quota(per_hour, per_day, len(hour_times), len(day_times), remaining, resets_at)
+
+
+def queue_position(submission: Submission) -> int | None:
+    """1 = next. Waiting for a compile (QUEUED) counts the compile queue; waiting for a GPU (COMPILED)
+    counts the submissions for the same GPU kind that compiled before it. None once it runs or finished."""
+    status = Submission.Status
+    if submission.status == status.QUEUED:
+        ahead = Submission.objects.filter(status=status.QUEUED, created_at__lt=submission.created_at).count()
+    elif submission.status == status.COMPILED and submission.compiled_at:
+        ahead = Submission.objects.filter(
+            status=status.COMPILED, gpu_kind=submission.gpu_kind, compiled_at__lt=submission.compiled_at
+        ).count()
+    else:
+        return None
+    return ahead + 1
+
+
+def gpu_workers_online_qs(gpu_kind: str | None = None, *, now: datetime | None = None):
+    now = now or timezone.now()
+    workers = GpuWorker.objects.filter(
+        stopped_at__isnull=True, last_seen_at__gte=now - timedelta(seconds=settings.GPU_WORKER_ONLINE_WINDOW_S)
+    )
+    return workers.filter(gpu_kind=gpu_kind) if gpu_kind else workers
+
+
+def gpu_workers_online(gpu_kind: str) -> int:
+    """Workers of that kind whose heartbeat is recent (GPU_WORKER_ONLINE_WINDOW_S)."""
+    return gpu_workers_online_qs(gpu_kind).count()
+
+
+def queue_depths() -> dict[str, int]:
+    """Messages waiting in each Celery queue, asked of the broker; {} when the broker does not answer."""
+    from config.celery import app
+
+    depths: dict[str, int] = {}
+    try:
+        with app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=1, timeout=2)
+            channel = connection.default_channel
+            for name in settings.CELERY_QUEUE_NAMES:
+                try:
+                    depths[name] = channel.queue_declare(queue=name, passive=True).message_count
+                except Exception:  # a queue nobody declared yet holds nothing
+                    depths[name] = 0
+                    channel = connection.channel()
+    except Exception as error:  # the page that shows it must still render
+        logger.warning("queue depths unavailable: %s", error)
+        return {}
+    return depths
+
+
+# --- Reader-facing reads (progress page, detail, leaderboard, "my progress"): the PAGES side. -----------
+
+from apps.catalog.models import Capsule  # noqa: E402
+from apps.submissions.models import Exercise, ReferenceResult  # noqa: E402
+
+# The columns the pages never show: the cubin and the full source travel only to the judge and the detail page.
+_HEAVY_FIELDS = ("compiled", "source")
+GEMM_PROBLEMS = ("sgemm", "hgemm")
+
+
+def default_gpu_kind() -> str:
+    return getattr(settings, "DEFAULT_GPU_KIND", None) or settings.GPU_KINDS[0]
+
+
+def exercise_of(capsule) -> Exercise | None:
+    return Exercise.objects.filter(capsule=capsule).first()
+
+
+def submissions_recent(user, exercise, *, limit: int = 10) -> list[Submission]:
+    """The reader's latest submissions on an exercise, newest first, without the cubin and source."""
+    return list(Submission.objects.filter(user=user, exercise=exercise).defer(*_HEAVY_FIELDS)[:limit])
+
+
+def submission_for_viewer(user, public_id) -> Submission | None:
+    """A submission its owner or staff may open; None for anyone else (the view answers 404)."""
+    if not user.is_authenticated:
+        return None
+    submissions = Submission.objects.select_related("exercise__capsule", "user")
+    if not user.is_staff:
+        submissions = submissions.filter(user=user)
+    return submissions.filter(public_id=public_id).first()
+
+
+def submissions_to_compare(submission, *, limit: int = 50) -> list[Submission]:
+    """The same reader's other submissions on the same exercise: what the diff form offers."""
+    return list(
+        Submission.objects.filter(user_id=submission.user_id, exercise_id=submission.exercise_id)
+        .exclude(pk=submission.pk)
+        .only("public_id", "created_at", "status", "pct_of_baseline", "filename")[:limit]
+    )
+
+
+def history_points(user, exercise, *, limit: int = 60) -> list[dict]:
+    """The reader's finished submissions on an exercise, oldest first, for the history chart."""
+    rows = (
+        Submission.objects.filter(user=user, exercise=exercise, status__in=Submission.FINISHED)
+        .order_by("-created_at")
+        .values("created_at", "status", "pct_of_baseline", "review")[:limit]
+    )
+    return list(reversed(rows))
+
+
+def _counts(queryset):
+    # Passed, and not flagged unless a reviewer said valid: the rule of leaderboards and "best" figures.
+    return queryset.filter(status=Submission.Status.PASSED, pct_of_baseline__isnull=False).exclude(
+        review__in=[Submission.Review.PENDING, Submission.Review.INVALID]
+    )
+
+
+def best_submission(user, exercise, gpu_kind: str) -> Submission | None:
+    return (
+        _counts(Submission.objects.filter(user=user, exercise=exercise, gpu_kind=gpu_kind))
+        .defer(*_HEAVY_FIELDS)
+        .order_by("-pct_of_baseline", "created_at")
+        .first()
+    )
+
+
+def reference_ladder(problem: str, gpu_kind: str) -> list[ReferenceResult]:
+    """The reference rungs measured on this GPU kind, in ladder order (the file names are numbered)."""
+    return list(ReferenceResult.objects.filter(problem=problem, gpu_kind=gpu_kind).defer("result").order_by("step"))
+
+
+def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission]:
+    """Each reader's best counting result on an exercise and GPU kind, best first, in one query.
+
+    A window function picks each reader's best row (DISTINCT ON would tie this to PostgreSQL, and
+    `make run` uses SQLite).
+    """
+    from django.db.models import F, Window
+    from django.db.models.functions import RowNumber
+
+    ranked = (
+        _counts(Submission.objects.filter(exercise=exercise, gpu_kind=gpu_kind))
+        .annotate(reader_rank=Window(RowNumber(), partition_by=[F("user_id")], order_by=[F("pct_of_baseline").desc(), F("created_at").asc()]))
+        .filter(reader_rank=1)
+        .select_related("user")
+        .only("public_id", "created_at", "pct_of_baseline", "tflops", "time_ms", "gpu_name", "review", "user__name", "user__email")
+        .order_by("-pct_of_baseline", "created_at")
+    )
+    return list(ranked[:limit])
+
+
+def leaderboard_kinds(exercise) -> list[str]:
+    """GPU kinds with at least one counting result on this exercise, plus the configured ones."""
+    seen = set(_counts(Submission.objects.filter(exercise=exercise)).values_list("gpu_kind", flat=True).distinct())
+    return sorted(seen | set(settings.GPU_KINDS))
+
+
+def gemm_ladder(user, gpu_kind: str) -> list[dict]:
+    """The GEMM exercises in book order with the reader's best % of the baseline on each (one query)."""
+    from django.db.models import Count, Max, Q
+
+    counting = Q(
+        submissions__user=user,
+        submissions__gpu_kind=gpu_kind,
+        submissions__status=Submission.Status.PASSED,
+        submissions__pct_of_baseline__isnull=False,
+    ) & ~Q(submissions__review__in=[Submission.Review.PENDING, Submission.Review.INVALID])
+    exercises = (
+        Exercise.objects.filter(problem__in=GEMM_PROBLEMS, capsule__status=Capsule.Status.PUBLISHED)
+        .select_related("capsule")
+        .annotate(
+            best_pct=Max("submissions__pct_of_baseline", filter=counting),
+            tried=Count("submissions", filter=Q(submissions__user=user)),
+        )
+        .order_by("capsule__part__number", "capsule__number")
+    )
+    return [{"exercise": e, "capsule": e.capsule, "best_pct": e.best_pct, "tried": e.tried} for e in exercises]
+
+
+def gpu_workers_listed() -> list[GpuWorker]:
+    """Every GPU worker as it last reported, for the staff page."""
+    return list(GpuWorker.objects.select_related("current_submission").order_by("gpu_kind", "hostname"))
+
+
+def submissions_by_status(*, hours: int = 24) -> list[dict]:
+    """How many submissions are in each status, of those created in the last `hours`."""
+    from django.db.models import Count
+
+    since = timezone.now() - timedelta(hours=hours)
+    counts = dict(
+        Submission.objects.filter(created_at__gte=since).order_by().values("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    return [{"status": status, "label": label, "count": counts.get(status, 0)} for status, label in Submission.Status.choices]

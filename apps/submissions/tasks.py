@@ -1,0 +1,46 @@
+"""Celery tasks of the judge pipeline. Each takes ids and calls one service (DESIGN.md, convention 7).
+
+Queues: `compile` (CPU workers: NVRTC, no GPU taken) and `gpu.<kind>` (one worker process per GPU). Both
+tasks are acknowledged late and given back when their worker dies (also global settings, repeated here
+because losing a GPU job silently is the one thing this pipeline must not do); the services make a second
+delivery harmless.
+"""
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+
+from apps.submissions import services, worker
+
+
+@shared_task(name="submissions.compile", acks_late=True, reject_on_worker_lost=True, soft_time_limit=90, time_limit=120)
+def submission_compile_task(submission_id: int) -> None:
+    # NVRTC itself runs in a child with a 30 s timeout (kernels.compiler); these limits are the safety net.
+    services.submission_compile(submission_id=submission_id)
+
+
+@shared_task(
+    name="submissions.judge", bind=True, acks_late=True, reject_on_worker_lost=True,
+    soft_time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S, time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S + 60,
+)
+def submission_judge_task(self, submission_id: int) -> None:
+    # The judge kills its sandboxed child after the exercise's own limit; the task's limits only catch
+    # a judge that itself stopped answering. Then the child is replaced and the sweeper re-queues the job.
+    try:
+        services.submission_judge(submission_id=submission_id, worker_name=self.request.hostname, judge=worker.judge())
+    except SoftTimeLimitExceeded:
+        worker.judge_reset()
+        raise
+
+
+@shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60)
+def submission_sweep_task() -> None:
+    services.submission_sweep()
+
+
+@shared_task(
+    name="submissions.reference_ladder", bind=True, acks_late=True, reject_on_worker_lost=True,
+    soft_time_limit=3600, time_limit=3660,
+)
+def reference_ladder_task(self, gpu_kind: str, steps: list[str] | None = None) -> None:
+    """Judge the reference ladder (kernels/reference) on this worker's GPU and store ReferenceResults."""
+    services.reference_ladder_measure(gpu_kind=gpu_kind, judge=worker.judge(), steps=steps)

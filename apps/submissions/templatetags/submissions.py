@@ -1,0 +1,131 @@
+"""Formatting for the submission pages: numbered lines, compiler diagnostics, figures, status badges."""
+import re
+
+from django import template
+
+from apps.submissions.charts import fmt_pct
+from apps.submissions.models import Submission
+
+register = template.Library()
+
+# NVRTC writes `submission.cu(12): error: ...` (ptxas lines have no file position).
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s()]+)\((?P<line>\d+)\): (?P<kind>error|warning|remark)(?: #\S+)?: (?P<message>.*)$")
+
+_BADGE = {
+    Submission.Status.PASSED: "badge--success",
+    Submission.Status.FAILED: "badge--danger",
+    Submission.Status.ERROR: "badge--danger",
+    Submission.Status.TIMED_OUT: "badge--warning",
+}
+
+
+@register.filter
+def numbered(text) -> list[tuple[int, str]]:
+    """(line number, line) pairs; the template escapes the lines."""
+    return list(enumerate((text or "").splitlines(), start=1))
+
+
+@register.simple_tag
+def diagnostics(log, source="") -> list[dict]:
+    """Compiler errors and warnings that name a line, with that line of the submitted source."""
+    source_lines = (source or "").splitlines()
+    found = []
+    for raw in (log or "").splitlines():
+        match = _DIAGNOSTIC.match(raw.strip())
+        if not match:
+            continue
+        number = int(match["line"])
+        found.append({
+            "line": number,
+            "kind": match["kind"],
+            "message": match["message"],
+            "code": source_lines[number - 1] if 0 < number <= len(source_lines) else "",
+        })
+    return found
+
+
+@register.filter
+def pct(value) -> str:
+    return "–" if value is None else fmt_pct(float(value))
+
+
+@register.filter
+def ms(value) -> str:
+    if value is None:
+        return "–"
+    value = float(value)
+    if value >= 100:
+        return f"{value:.0f} ms"
+    if value >= 1:
+        return f"{value:.2f} ms"
+    return f"{value * 1000:.1f} µs"
+
+
+@register.filter
+def number(value, digits=1) -> str:
+    if value is None:
+        return "–"
+    return f"{float(value):,.{int(digits)}f}"
+
+
+@register.filter
+def sci(value) -> str:
+    return "–" if value is None else f"{float(value):.2e}"
+
+
+@register.filter
+def kib(value) -> str:
+    if value is None:
+        return "–"
+    value = int(value)
+    return f"{value} B" if value < 1024 else f"{value / 1024:.1f} KB"
+
+
+@register.filter
+def sizes(value) -> str:
+    """{"M": 4096, "N": 4096, "K": 4096} -> "M=4096 N=4096 K=4096"."""
+    return " ".join(f"{k}={v}" for k, v in (value or {}).items())
+
+
+@register.filter
+def status_badge(status) -> str:
+    return _BADGE.get(status, "badge--muted")
+
+
+@register.filter
+def index_text(value) -> str:
+    return "–" if value is None else "[" + ", ".join(str(v) for v in value) + "]"
+
+
+_VERDICTS = {
+    "accepted": "Accepted",
+    "compiled": "Compiled",
+    "source_rejected": "Source rejected",
+    "compile_error": "Compile error",
+    "plan_error": "Launch plan error",
+    "wrong_answer": "Wrong answer",
+    "runtime_error": "Runtime error",
+    "timed_out": "Timed out",
+    "crashed": "Crashed",
+    "output_limit_exceeded": "Too much output",
+    "internal_error": "Judge error",
+}
+_COMPILE_STAGE_FAILURES = {"source_rejected", "compile_error", "plan_error"}
+
+
+@register.filter
+def verdict_label(verdict) -> str:
+    return _VERDICTS.get(verdict, str(verdict or "").replace("_", " ").capitalize())
+
+
+@register.filter
+def compile_failed(submission) -> bool:
+    """Stopped before the GPU: the compiler's (or the screening's) log is the whole story."""
+    return submission.verdict in _COMPILE_STAGE_FAILURES
+
+
+@register.filter
+def iqr(stats) -> float | None:
+    if not stats or stats.get("q75_ms") is None or stats.get("q25_ms") is None:
+        return None
+    return stats["q75_ms"] - stats["q25_ms"]

@@ -1,0 +1,164 @@
+"""The GPU worker process: one warm `kernels.GpuJudge` per Celery worker process, its registration and
+heartbeat (GpuWorker rows: operators and the progress page see who is online).
+
+One GPU = one Celery worker with one process (README.md, "Operators"):
+
+    CUDA_VISIBLE_DEVICES=0 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu0@%h --prefetch-multiplier 1
+
+A worker is a GPU worker when GPU_KIND is set or it consumes a `gpu.<kind>` queue; CPU workers
+(`-Q default,compile`) neither register nor start a judge. Nothing here imports Django models at module
+level: config/celery.py imports this module to connect the signals before Django is set up.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+
+from celery import signals
+
+logger = logging.getLogger(__name__)
+
+_node_name = ""  # the Celery node name (-n), learnt in the main process before the pool forks
+_judge = None
+_heartbeat_stop = threading.Event()
+
+
+def gpu_kind() -> str:
+    """GPU_KIND, else the kind of the first `gpu.<kind>` queue given to `celery worker -Q`."""
+    if os.environ.get("GPU_KIND"):
+        return os.environ["GPU_KIND"]
+    argv = sys.argv
+    for index, arg in enumerate(argv):
+        value = argv[index + 1] if arg in ("-Q", "--queues") and index + 1 < len(argv) else (
+            arg.split("=", 1)[1] if arg.startswith("--queues=") else "")
+        for queue in value.split(","):
+            if queue.startswith("gpu."):
+                return queue[4:]
+    return ""
+
+
+def node_name() -> str:
+    return _node_name or f"celery@{socket.gethostname()}"
+
+
+def judge():
+    """This process's warm judge (created on first use; each job still runs in a fresh sandboxed child)."""
+    global _judge
+    if _judge is None:
+        from django.conf import settings
+
+        from kernels import GpuJudge
+
+        _judge = GpuJudge(warm=True, job=settings.SUBMISSIONS_JUDGE_JOB, warm_up=settings.SUBMISSIONS_JUDGE_WARM_UP)
+    return _judge
+
+
+def judge_reset() -> None:
+    """Kill the judge's child (after a task overran its limit); the next job gets a fresh one."""
+    global _judge
+    if _judge is not None:
+        _judge.close()
+        _judge = None
+
+
+def gpu_name() -> str:
+    """Asked of nvidia-smi, so that this process creates no CUDA context (only the judge's child does)."""
+    if os.environ.get("GPU_NAME"):
+        return os.environ["GPU_NAME"]
+    if not shutil.which("nvidia-smi"):
+        return ""
+    index = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0]
+    try:
+        query = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", index],
+                               capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return query.stdout.strip().splitlines()[0] if query.returncode == 0 and query.stdout.strip() else ""
+
+
+def register() -> None:
+    from django.utils import timezone
+
+    from apps.submissions.models import GpuWorker
+
+    now = timezone.now()
+    GpuWorker.objects.update_or_create(hostname=node_name(), defaults={
+        "gpu_kind": gpu_kind(), "gpu_name": gpu_name()[:100], "gpu_index": os.environ.get("CUDA_VISIBLE_DEVICES", "")[:16],
+        "started_at": now, "last_seen_at": now, "stopped_at": None, "current_submission": None,
+    })
+
+
+def heartbeat_once() -> None:
+    from django.db import close_old_connections
+    from django.utils import timezone
+
+    from apps.submissions.models import GpuWorker
+
+    close_old_connections()
+    if not GpuWorker.objects.filter(hostname=node_name()).update(last_seen_at=timezone.now(), stopped_at=None):
+        register()  # the row was deleted in admin: report again
+
+
+def _heartbeat_loop(interval_s: float) -> None:
+    while not _heartbeat_stop.wait(interval_s):
+        try:
+            heartbeat_once()
+        except Exception:  # the database may be away for a moment; the next beat tries again
+            logger.exception("GPU worker heartbeat failed")
+
+
+@signals.celeryd_after_setup.connect
+def _remember_node_name(sender, instance=None, **kwargs):
+    global _node_name
+    _node_name = str(sender)
+
+
+@signals.worker_process_init.connect
+def _allow_judge_children(**kwargs):
+    # Celery's pool (billiard) installs its own process object as the standard library's current process:
+    # daemonic, which multiprocessing refuses children to, and with an authkey that `spawn` cannot pickle.
+    # The judge's design is a child per job (NVRTC on CPU workers, the GPU run on GPU workers), so this
+    # process drops both for the standard library. The children are daemonic themselves and still end with it.
+    import multiprocessing.process
+
+    config = multiprocessing.process.current_process()._config
+    config.pop("daemon", None)
+    config["authkey"] = multiprocessing.process.AuthenticationString(bytes(config["authkey"]))
+
+
+@signals.worker_process_init.connect
+def _start_gpu_process(**kwargs):
+    if not gpu_kind():
+        return
+    from django.conf import settings
+
+    judge().worker.spawn()  # warm-up (CUDA context, cuBLAS, ceilings) runs while the worker waits for a job
+    try:
+        register()
+    except Exception:
+        logger.exception("GPU worker registration failed; the heartbeat will retry")
+    _heartbeat_stop.clear()
+    threading.Thread(target=_heartbeat_loop, args=(settings.GPU_WORKER_HEARTBEAT_S,), daemon=True,
+                     name="gpu-worker-heartbeat").start()
+    logger.info("GPU worker %s (%s) ready", node_name(), gpu_kind())
+
+
+@signals.worker_process_shutdown.connect
+def _stop_gpu_process(**kwargs):
+    if not gpu_kind():
+        return
+    _heartbeat_stop.set()
+    judge_reset()
+    try:
+        from django.utils import timezone
+
+        from apps.submissions.models import GpuWorker
+
+        GpuWorker.objects.filter(hostname=node_name()).update(stopped_at=timezone.now(), current_submission=None)
+    except Exception:
+        logger.exception("could not mark GPU worker %s stopped", node_name())

@@ -1,0 +1,67 @@
+/*
+ * The submission editor: django-ace turns the source textarea into Ace on window load (its
+ * widget.js); this adds what the book needs on top. Without JavaScript the plain textarea submits.
+ *  - CUDA keywords highlighted on top of Ace's C/C++ mode;
+ *  - keyboard accessibility: Tab indents inside the editor, Escape then Tab leaves it (no trap);
+ *  - the editor's input named after the field's label; light or dark theme with the site's.
+ */
+(function () {
+  "use strict";
+
+  var CUDA_WORDS = [
+    "__global__", "__device__", "__host__", "__shared__", "__constant__", "__restrict__", "__forceinline__",
+    "__noinline__", "__launch_bounds__", "__syncthreads", "__syncwarp", "__shfl_sync", "__shfl_down_sync",
+    "__shfl_xor_sync", "__ldg", "__fmaf_rn", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
+    "half", "__half", "__half2", "__nv_bfloat16", "float2", "float4", "int4", "dim3",
+  ];
+
+  function cudaMode() {
+    if (!window.ace) return null;
+    var oop = ace.require("ace/lib/oop");
+    var CppMode = ace.require("ace/mode/c_cpp").Mode;
+    var CppRules = ace.require("ace/mode/c_cpp_highlight_rules").c_cppHighlightRules;
+    if (!oop || !CppMode || !CppRules) return null;
+    function CudaRules() {
+      CppRules.call(this);
+      // Ahead of the identifier rule, so these read as keywords rather than names.
+      this.$rules.start.unshift({ token: "keyword.other.cuda", regex: "\\b(?:" + CUDA_WORDS.join("|") + ")\\b" });
+      this.normalizeRules();
+    }
+    oop.inherits(CudaRules, CppRules);
+    function CudaMode() {
+      CppMode.call(this);
+      this.HighlightRules = CudaRules;
+      this.$id = "ace/mode/cuda";
+    }
+    oop.inherits(CudaMode, CppMode);
+    return new CudaMode();
+  }
+
+  function enhance(widget) {
+    var editor = widget.editor;
+    if (!editor) return;
+    var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
+    var setTheme = function () { editor.setTheme(dark && dark.matches ? "ace/theme/tomorrow_night" : "ace/theme/chrome"); };
+    setTheme();
+    if (dark && dark.addEventListener) dark.addEventListener("change", setTheme);
+    var mode = cudaMode();
+    if (mode) editor.session.setMode(mode);
+    editor.setOptions({ enableKeyboardAccessibility: true, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" });
+
+    var textarea = widget.parentNode.querySelector("textarea[name]");
+    var label = textarea && textarea.id ? document.querySelector('label[for="' + textarea.id + '"]') : null;
+    var input = widget.querySelector("textarea.ace_text-input");
+    if (input && label) {
+      input.setAttribute("aria-label", label.textContent.trim() + " (code editor)");
+      if (textarea.getAttribute("aria-describedby")) input.setAttribute("aria-describedby", textarea.getAttribute("aria-describedby"));
+      // The label points at the hidden textarea: send its clicks to the editor.
+      label.addEventListener("click", function (event) { event.preventDefault(); editor.focus(); });
+    }
+    // A form error names a line ("Line 12: ..."): nothing to do; the reader's text is already in place.
+  }
+
+  window.addEventListener("load", function () {
+    // django-ace's own load handler ran first (its script comes before this one).
+    document.querySelectorAll(".submission-form .django-ace-widget").forEach(enhance);
+  });
+})();
