@@ -269,7 +269,7 @@ def chapter_document(chapter: Chapter, sources: EpubSources, links: _Links) -> b
 
 
 def _has_maths(document: bytes) -> bool:
-    return f'xmlns="{MATHML_NS}"'.encode() in document
+    return etree.fromstring(document).find(f".//{{{MATHML_NS}}}math") is not None
 
 
 # --- Package -----------------------------------------------------------------------------------
@@ -313,8 +313,8 @@ def _metadata(package: ebook.EpubBook, sources: EpubSources, modified: datetime)
 
 def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
     """Write the edition described by `sources` to `path` (the caller makes the write atomic)."""
-    if not sources.chapters:
-        raise EpubError("the edition has no capsules")
+    if not sources.chapters and not sources.sample:
+        raise EpubError("the book has no published capsules")
     package = ebook.EpubBook()
     _metadata(package, sources, modified)
     links = _Links(sources)
@@ -368,9 +368,11 @@ def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
 
     package.toc = toc
     package.spine = spine
+    # A sample of a book without free capsules still opens: cover, contents and how to get the rest.
+    start = sources.sections[0].file_name if sources.sections else spine[-1].file_name
     package.guide = [
         {"href": cover.file_name, "title": "Cover", "type": "cover"},
         {"href": nav.file_name, "title": "Contents", "type": "toc"},
-        {"href": sources.sections[0].file_name, "title": "Start of the book", "type": "text"},
+        {"href": start, "title": "Start of the book", "type": "text"},
     ]
     ebook.write_epub(str(path), package, {"mtime": modified, "epub3_pages": False, "raise_exceptions": True})

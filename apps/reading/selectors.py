@@ -154,7 +154,7 @@ _LEFT_OUT_FIELDS = ("id", "book_id", "part_id", "number", "slug", "title", "acce
 
 
 def epub_fingerprint(book: Book, edition: str) -> str:
-    """A hash of everything that goes into the edition's file, in four small queries.
+    """A hash of everything that goes into the edition's file, in five small queries.
 
     Any change to it (a new book revision, a capsule edited, published or unpublished, a figure
     changed, the site's address, the builder's format) asks for a new build; capsules the edition
@@ -174,7 +174,8 @@ def epub_fingerprint(book: Book, edition: str) -> str:
         "format": FORMAT_VERSION,
         "edition": edition,
         "site": site_url(),
-        "book": [book.pk, book.revision, book.slug, book.title, book.subtitle, book.blurb, book.author, book.publisher, book.language],
+        # Read afresh: a caller's Book may predate a revision bump (services bump it with update()).
+        "book": list(Book.objects.filter(pk=book.pk).values_list("revision", "slug", "title", "subtitle", "blurb", "author", "publisher", "language").get()),
         "parts": parts,
         "included": included,
         "left_out": left_out,

@@ -69,7 +69,8 @@ def progress_set_complete(*, user, capsule: Capsule, complete: bool) -> ReadingP
 EPUB_STALE_AFTER = timedelta(minutes=10)
 
 _EPUB_TRANSITIONS = {
-    EpubBuild.Status.QUEUED: {EpubBuild.Status.BUILDING, EpubBuild.Status.QUEUED, EpubBuild.Status.SUPERSEDED},
+    # QUEUED -> READY/FAILED: a slow run finishing after a request had queued its build again as lost.
+    EpubBuild.Status.QUEUED: {EpubBuild.Status.BUILDING, EpubBuild.Status.QUEUED, EpubBuild.Status.SUPERSEDED, EpubBuild.Status.READY, EpubBuild.Status.FAILED},
     EpubBuild.Status.BUILDING: {EpubBuild.Status.READY, EpubBuild.Status.FAILED, EpubBuild.Status.SUPERSEDED, EpubBuild.Status.QUEUED, EpubBuild.Status.BUILDING},
     EpubBuild.Status.READY: {EpubBuild.Status.SUPERSEDED, EpubBuild.Status.QUEUED},
     EpubBuild.Status.FAILED: {EpubBuild.Status.QUEUED},
@@ -121,6 +122,14 @@ def epub_request(*, book: Book, edition: str) -> EpubBuild:
     return build
 
 
+def _epub_sweep_partial_files(root) -> None:
+    """Remove half-written files of builds whose worker was killed mid-write."""
+    cutoff = (timezone.now() - EPUB_STALE_AFTER).timestamp()
+    for partial in root.glob(".building-*.epub"):
+        if partial.stat().st_mtime < cutoff:
+            partial.unlink(missing_ok=True)
+
+
 def epub_build(*, build_id: int) -> EpubBuild:
     """Build the EPUB file of one queued build (the Celery task's one call). Idempotent.
 
@@ -136,11 +145,14 @@ def epub_build(*, build_id: int) -> EpubBuild:
     sources = selectors.epub_sources(build.book, build.edition)
     if selectors.epub_fingerprint(build.book, build.edition) != build.fingerprint:
         with transaction.atomic():
-            _epub_move(EpubBuild.objects.select_for_update().get(pk=build.pk), EpubBuild.Status.SUPERSEDED)
-        return EpubBuild.objects.get(pk=build.pk)
+            build = EpubBuild.objects.select_for_update().get(pk=build.pk)
+            if build.is_pending:
+                _epub_move(build, EpubBuild.Status.SUPERSEDED)
+        return build
 
     root = settings.EPUB_ROOT
     root.mkdir(parents=True, exist_ok=True)
+    _epub_sweep_partial_files(root)
     # A random part in the name: nothing about the file can be guessed from the book or edition.
     file_name = f"{build.book.slug}-{build.edition}-{build.fingerprint[:12]}-{secrets.token_hex(8)}.epub"
     handle, temporary = tempfile.mkstemp(dir=root, prefix=".building-", suffix=".epub")
@@ -153,16 +165,19 @@ def epub_build(*, build_id: int) -> EpubBuild:
         if os.path.exists(temporary):
             os.unlink(temporary)
         with transaction.atomic():
-            failed = EpubBuild.objects.select_for_update().get(pk=build.pk)
-            _epub_move(failed, EpubBuild.Status.FAILED, error=f"{type(error).__name__}: {error}"[:2000])
-        return failed
+            build = EpubBuild.objects.select_for_update().get(pk=build.pk)
+            if build.is_pending:  # not when a duplicate run of the same build succeeded meanwhile
+                _epub_move(build, EpubBuild.Status.FAILED, error=f"{type(error).__name__}: {error}"[:2000])
+        return build
 
     with transaction.atomic():
         build = EpubBuild.objects.select_for_update().get(pk=build.pk)
         others = EpubBuild.objects.select_for_update().filter(book=build.book_id, edition=build.edition, status=EpubBuild.Status.READY).exclude(pk=build.pk)
-        if others.filter(created_at__gt=build.created_at).exists():
-            # A build of newer content finished first: this file is already out of date.
-            _epub_move(build, EpubBuild.Status.SUPERSEDED)
+        if not build.is_pending or others.filter(created_at__gt=build.created_at).exists():
+            # A duplicate run of this build finished first, or a build of newer content did: this
+            # file is not needed (and in the second case already out of date).
+            if build.is_pending:
+                _epub_move(build, EpubBuild.Status.SUPERSEDED)
             transaction.on_commit(lambda: (root / file_name).unlink(missing_ok=True))
             return build
         _epub_move(build, EpubBuild.Status.READY, file_name=file_name, size_bytes=(root / file_name).stat().st_size, built_at=timezone.now(), error="")

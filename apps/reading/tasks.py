@@ -3,8 +3,9 @@ from celery import shared_task
 from apps.reading.services import epub_build
 
 
-# Idempotent (a redelivered or duplicate message finds the build ready or rebuilds the same
-# content), so acks_late from the settings is safe here. A whole-book build takes about a second.
-@shared_task(queue="default", soft_time_limit=120, time_limit=150)
+# On the "default" queue (the project's default). Idempotent: a redelivered or duplicate message
+# finds the build ready, or builds the same content again, so acks_late from the settings is safe.
+# A whole-book build takes well under a second; the limits only stop a runaway.
+@shared_task(name="reading.build_epub", soft_time_limit=120, time_limit=150)
 def build_epub(build_id: int) -> str:
     return epub_build(build_id=build_id).status

@@ -139,7 +139,7 @@ def _rate_limit(*, user, action: str, rate: str) -> None:
 # --- aggregate --------------------------------------------------------------------------------
 def _aggregate_lock(book: Book) -> BookRating:
     """Takes the book's aggregate row lock (creating the row once); held until commit."""
-    rating, _ = BookRating.objects.get_or_create(book=book)
+    rating, _ = BookRating.objects.select_for_update().get_or_create(book=book)
     return rating
 
 

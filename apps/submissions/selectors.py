@@ -83,13 +83,13 @@ def gpu_workers_online(gpu_kind: str) -> int:
     return gpu_workers_online_qs(gpu_kind).count()
 
 
-def queue_depths() -> dict[str, int]:
+def queue_depths(*, broker_url: str | None = None) -> dict[str, int]:
     """Messages waiting in each Celery queue, asked of the broker; {} when the broker does not answer."""
     from config.celery import app
 
     depths: dict[str, int] = {}
     try:
-        with app.connection_for_read() as connection:
+        with app.connection_for_read(broker_url) as connection:
             connection.ensure_connection(max_retries=1, timeout=2)
             channel = connection.default_channel
             for name in settings.CELERY_QUEUE_NAMES:

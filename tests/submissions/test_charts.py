@@ -1,0 +1,106 @@
+"""The server-drawn SVG charts: well-formed XML, named for assistive technology, scaled by the data,
+and escaping whatever text they are given."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from apps.submissions.charts import Bar, Point, bar_chart, line_chart, nice_ceiling
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parse(svg: str) -> ET.Element:
+    root = ET.fromstring(str(svg))  # raises on anything that is not well-formed XML
+    assert root.tag == f"{SVG}svg"
+    return root
+
+
+def bars_of(root) -> list[ET.Element]:
+    return [r for r in root.iter(f"{SVG}rect") if "chart__bar" in r.get("class", "")]
+
+
+def texts(root) -> list[str]:
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+
+
+def test_a_bar_chart_is_an_image_named_by_its_title_and_desc():
+    root = parse(bar_chart([Bar("01 naive", 1.0), Bar("You (best)", 3.2, highlight=True)], chart_id="c1", title="Ladder", desc="On H200."))
+    assert root.get("role") == "img"
+    assert root.get("aria-labelledby") == "c1-title c1-desc"
+    assert root.find(f"{SVG}title").get("id") == "c1-title" and root.find(f"{SVG}title").text == "Ladder"
+    desc = root.find(f"{SVG}desc")
+    assert desc.get("id") == "c1-desc"
+    assert desc.text == "On H200. 01 naive: 1.00%; You (best): 3.20%"  # the figures, for screen readers
+    assert "01 naive" in texts(root) and "3.20%" in texts(root)  # every value is also written as text
+
+
+def test_bar_lengths_follow_the_values_and_the_axis_follows_the_largest():
+    root = parse(bar_chart([Bar("a", 10.0), Bar("b", 40.0), Bar("c", 20.0)], chart_id="c", title="t"))
+    widths = [float(r.get("width")) for r in bars_of(root)]
+    assert widths[1] == pytest.approx(4 * widths[0]) and widths[2] == pytest.approx(2 * widths[0])
+    assert "50%" in texts(root)  # a round axis end above 40
+    # Ten times the values: the same picture on an axis ten times longer.
+    bigger = parse(bar_chart([Bar("a", 100.0), Bar("b", 400.0), Bar("c", 200.0)], chart_id="c", title="t"))
+    assert [float(r.get("width")) for r in bars_of(bigger)] == pytest.approx(widths)
+    assert "500%" in texts(bigger)
+
+
+def test_more_rows_make_a_taller_chart_and_a_missing_value_draws_no_bar():
+    short = parse(bar_chart([Bar("a", 1.0)], chart_id="c", title="t"))
+    tall = parse(bar_chart([Bar("a", 1.0), Bar("b", None), Bar("c", 2.0), Bar("d", 3.0)], chart_id="c", title="t"))
+    assert float(tall.get("height")) > float(short.get("height"))
+    assert tall.get("viewBox").split()[3] == tall.get("height")
+    assert len(bars_of(tall)) == 3 and "no result" in texts(tall)
+
+
+def test_the_hundred_percent_line_only_when_in_range():
+    def has_reference(svg):
+        return any("chart__reference" in (e.get("class") or "") for e in parse(svg).iter())
+
+    assert not has_reference(bar_chart([Bar("a", 9.4)], chart_id="c", title="t"))
+    assert has_reference(bar_chart([Bar("a", 93.0)], chart_id="c", title="t"))
+
+
+def test_labels_and_ids_are_escaped():
+    evil = '</text><script>alert("x")</script>&'
+    svg = bar_chart([Bar(evil, 5.0, note="<b>flagged</b>")], chart_id='x"><script>', title=evil, desc=evil)
+    assert "<script>" not in svg
+    root = parse(svg)
+    assert root.find(f"{SVG}title").text == evil  # the reader sees the text, the browser runs nothing
+    assert not list(root.iter(f"{SVG}script")) and not list(root.iter("script"))
+    line = line_chart([Point(evil, 2.0), Point("b", None)], chart_id="h", title=evil)
+    assert "<script>" not in line
+    assert not list(parse(line).iter(f"{SVG}script"))
+
+
+def test_the_history_puts_later_and_faster_submissions_right_and_higher():
+    root = parse(line_chart([Point("1", 1.0), Point("2", None), Point("3", 4.0), Point("4", 2.0)], chart_id="h", title="History"))
+    dots = [(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(f"{SVG}circle")]
+    assert len(dots) == 3  # the failed one is a cross, not a dot
+    assert dots[0][0] < dots[1][0] < dots[2][0]
+    assert dots[1][1] < dots[2][1] < dots[0][1]  # SVG's y grows downwards: higher value, smaller y
+    misses = [p for p in root.iter(f"{SVG}path") if "chart__miss" in p.get("class", "")]
+    assert len(misses) == 1
+    assert root.find(f"{SVG}polyline").get("points").count(",") == 3
+    assert "best 4.00%" in texts(root)
+    assert "2: did not pass" in root.find(f"{SVG}desc").text
+
+
+def test_the_history_axis_scales_with_the_data():
+    low = parse(line_chart([Point("a", 0.8), Point("b", 1.6)], chart_id="h", title="t"))
+    high = parse(line_chart([Point("a", 40.0), Point("b", 80.0)], chart_id="h", title="t"))
+    assert "2%" in texts(low) and "100%" in texts(high)
+    # Same proportions, so the same drawing on a different axis.
+    assert [c.get("cy") for c in low.iter(f"{SVG}circle")] == [c.get("cy") for c in high.iter(f"{SVG}circle")]
+
+
+def test_empty_charts_still_parse_and_say_so():
+    assert "No figures yet" in texts(parse(bar_chart([], chart_id="e", title="t")))
+    assert "No finished submissions yet" in texts(parse(line_chart([], chart_id="e", title="t")))
+    single = parse(line_chart([Point("only", 3.0)], chart_id="s", title="t"))
+    assert len(list(single.iter(f"{SVG}circle"))) == 1
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0.8, 1), (1.6, 2), (2.2, 2.5), (9.4, 10), (40, 50), (93, 100), (120, 200), (0, 1)])
+def test_nice_ceiling(value, expected):
+    assert nice_ceiling(value) == expected
