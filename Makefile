@@ -26,6 +26,7 @@ run: $(INSTALLED)
 	$(PY) manage.py load_demo
 	@echo
 	@echo "Kernel Engineering: http://127.0.0.1:$(PORT)/   (admin: http://127.0.0.1:$(PORT)/admin/)"
+	@echo "Submissions compile here; on a GPU machine also run: $(PY) manage.py gpu_worker --gpu 0"
 	@echo
 	trap 'kill 0' EXIT INT TERM; \
 	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \

@@ -481,6 +481,7 @@ def test_gpu_worker_runs_one_job_per_gpu(services):
     assert "gpu" in devices[0]["capabilities"]
     assert len(devices[0].get("device_ids", [])) == 1 or devices[0].get("count") == 1, "exactly one GPU per container"
     assert "CUDA_VISIBLE_DEVICES" in gpu["environment"], "pin the process to its GPU with CUDA_VISIBLE_DEVICES"
+    assert info["queues"] == [f"gpu.{gpu['environment'].get('GPU_KIND')}"], "GPU_KIND (what the worker reports) names its queue"
     assert "gpu" in gpu.get("profiles", []), "the gpu-worker needs a GPU; keep it behind the `gpu` profile"
 
 

@@ -272,6 +272,48 @@ def _has_maths(document: bytes) -> bool:
     return etree.fromstring(document).find(f".//{{{MATHML_NS}}}math") is not None
 
 
+# --- Cover image -------------------------------------------------------------------------------
+
+SVG_NS = "http://www.w3.org/2000/svg"
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def cover_svg(book: Book, *, sample: bool) -> bytes:
+    """The cover image reading systems show in their library: black on white (e-ink), the same
+    title, subtitle and author as the cover page; text nodes, so it stays sharp at any size."""
+    svg = etree.Element(f"{{{SVG_NS}}}svg", {"viewBox": "0 0 600 900", "width": "600", "height": "900", "role": "img"}, nsmap={None: SVG_NS})
+    etree.SubElement(svg, f"{{{SVG_NS}}}title").text = f"{book.title}{': ' + book.subtitle if book.subtitle else ''}, by {book.author}"
+    etree.SubElement(svg, f"{{{SVG_NS}}}rect", {"width": "600", "height": "900", "fill": "#ffffff"})
+    etree.SubElement(svg, f"{{{SVG_NS}}}rect", {"x": "30", "y": "30", "width": "540", "height": "840", "fill": "none", "stroke": "#000000", "stroke-width": "4"})
+
+    def lines(texts: list[str], *, y: float, size: int, weight: str = "normal", style: str = "normal") -> float:
+        for text in texts:
+            node = etree.SubElement(svg, f"{{{SVG_NS}}}text", {
+                "x": "300", "y": f"{y:.0f}", "text-anchor": "middle", "font-family": "Georgia, serif",
+                "font-size": str(size), "font-weight": weight, "font-style": style, "fill": "#000000",
+            })
+            node.text = text
+            y += size * 1.25
+        return y
+
+    y = lines(_wrap(book.title, 16), y=230, size=64, weight="bold")
+    if book.subtitle:
+        lines(_wrap(book.subtitle, 30), y=y + 40, size=30, style="italic")
+    lines([book.author], y=740, size=34, weight="bold")
+    if sample:
+        lines(["Free sample"], y=810, size=28)
+    return etree.tostring(svg, encoding="utf-8", xml_declaration=True)
+
+
 # --- Package -----------------------------------------------------------------------------------
 
 
@@ -323,6 +365,10 @@ def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
     style = ebook.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=stylesheet().encode())
     package.add_item(style)
 
+    cover_image = ebook.EpubItem(uid="cover-image", file_name="cover.svg", media_type="image/svg+xml", content=cover_svg(sources.book, sample=sources.sample))
+    cover_image.properties = ["cover-image"]
+    package.add_item(cover_image)
+    package.add_metadata(None, "meta", "", {"name": "cover", "content": "cover-image"})  # for EPUB 2 reading systems
     cover = _content_item("cover", "cover.xhtml", _document("reading/epub_cover.html", context, "cover.xhtml"), title="Cover")
     package.add_item(cover)
     nav = ebook.EpubNav(title="Contents")

@@ -107,8 +107,9 @@ def epub_request(*, book: Book, edition: str) -> EpubBuild:
     if edition not in EpubBuild.Edition.values:
         raise EpubBuildError(f"unknown EPUB edition {edition!r}")
     fingerprint = selectors.epub_fingerprint(book, edition)
+    revision = Book.objects.values_list("revision", flat=True).get(pk=book.pk)  # `book` may predate a bump
     build, created = EpubBuild.objects.get_or_create(
-        book=book, edition=edition, fingerprint=fingerprint, defaults={"book_revision": book.revision}
+        book=book, edition=edition, fingerprint=fingerprint, defaults={"book_revision": revision}
     )
     if created:
         _epub_enqueue(build)

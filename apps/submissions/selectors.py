@@ -127,6 +127,10 @@ def submissions_recent(user, exercise, *, limit: int = 10) -> list[Submission]:
     return list(Submission.objects.filter(user=user, exercise=exercise).defer(*_HEAVY_FIELDS)[:limit])
 
 
+def latest_source(user, exercise) -> str | None:
+    return Submission.objects.filter(user=user, exercise=exercise).values_list("source", flat=True).first()
+
+
 def submission_for_viewer(user, public_id) -> Submission | None:
     """A submission its owner or staff may open; None for anyone else (the view answers 404)."""
     if not user.is_authenticated:

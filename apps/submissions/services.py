@@ -65,7 +65,7 @@ def web_status(verdict: str) -> str:
 
 
 def _locked(submission_id: int) -> Submission | None:
-    return Submission.objects.select_for_update().select_related("exercise").filter(pk=submission_id).first()
+    return Submission.objects.select_for_update(of=("self",)).select_related("exercise").filter(pk=submission_id).first()
 
 
 def _seconds(n: int):
@@ -347,7 +347,7 @@ def submission_sweep(*, now=None) -> SweepReport:
     report = SweepReport()
     for submission_id in _stuck(now).values_list("pk", flat=True):
         with transaction.atomic():
-            submission = (_stuck(now).select_for_update(skip_locked=True).select_related("exercise")
+            submission = (_stuck(now).select_for_update(skip_locked=True, of=("self",)).select_related("exercise")
                           .filter(pk=submission_id).first())
             if submission is None:
                 continue  # finished or taken meanwhile

@@ -46,8 +46,8 @@ def exercise_context(request, capsule, form: SubmissionForm | None = None) -> di
     if not can_read(request.user, capsule):
         return {"exercise": exercise, "exercise_locked": True, "book": capsule.book}
     if form is None:
-        latest = Submission.objects.filter(user=request.user, exercise=exercise).only("source").first()
-        form = SubmissionForm(initial={"source": latest.source if latest else exercise.starter_source})
+        # The editor resumes where the reader left off: their latest source, else the starter.
+        form = SubmissionForm(initial={"source": selectors.latest_source(request.user, exercise) or exercise.starter_source})
     return {
         "exercise": exercise,
         "exercise_locked": False,

@@ -86,6 +86,8 @@ def test_a_reader_rates_with_the_keyboard_sees_the_new_average_and_edits(page, l
     review = Review.objects.get(user=readers)
     assert (review.rating, review.edited_at is not None) == (5, True)
     assert review.text == MY_TEXT + " Edited after the second read."
+    page.emulate_media(color_scheme="dark")
+    problems += axe_problems(page)
     assert not problems, "axe-core found serious or critical violations:\n" + "\n".join(problems)
 
 

