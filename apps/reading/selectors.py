@@ -3,6 +3,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
 from django.contrib.sites.models import Site
 from django.db import connection
@@ -141,12 +142,13 @@ def site_url() -> str:
 def _epub_capsules(book: Book, edition: str, *, included: bool):
     """The edition's capsules (included=True) or the published ones it leaves out, in reading order.
 
-    The sample holds exactly the capsules anyone may read; the full book every published one."""
+    The full book holds every published capsule (it is served only to readers with full access);
+    the sample exactly what the access policy lets anyone read, signed in or not."""
     capsules = Capsule.objects.published().filter(book=book).in_reading_order()
     if edition == EpubBuild.Edition.FULL:
         return capsules if included else capsules.none()
-    free = Q(access=Capsule.Access.FREE)
-    return capsules.filter(free) if included else capsules.exclude(free)
+    readable_by_anyone = Q(pk__in=Capsule.objects.visible_to(AnonymousUser()).values("pk"))
+    return capsules.filter(readable_by_anyone) if included else capsules.exclude(readable_by_anyone)
 
 
 # Of a capsule the sample leaves out, only these public fields are ever loaded for the EPUB.

@@ -90,7 +90,7 @@ def queue_depths(*, broker_url: str | None = None) -> dict[str, int]:
     depths: dict[str, int] = {}
     try:
         with app.connection_for_read(broker_url) as connection:
-            connection.ensure_connection(max_retries=1, timeout=2)
+            connection.ensure_connection(max_retries=0, timeout=2)  # one try: a page is waiting
             channel = connection.default_channel
             for name in settings.CELERY_QUEUE_NAMES:
                 try:

@@ -5,8 +5,8 @@ One GPU = one Celery worker with one process (README.md, "Operators"):
 
     CUDA_VISIBLE_DEVICES=0 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu0@%h --prefetch-multiplier 1
 
-A worker is a GPU worker when GPU_KIND is set or it consumes a `gpu.<kind>` queue; CPU workers
-(`-Q default,compile`) neither register nor start a judge. Nothing here imports Django models at module
+A worker is a GPU worker when it consumes a `gpu.<kind>` queue; CPU workers (`-Q default,compile`)
+neither register nor start a judge. Nothing here imports Django models at module
 level: config/celery.py imports this module to connect the signals before Django is set up.
 """
 from __future__ import annotations
@@ -29,9 +29,10 @@ _heartbeat_stop = threading.Event()
 
 
 def gpu_kind() -> str:
-    """GPU_KIND, else the kind of the first `gpu.<kind>` queue given to `celery worker -Q`."""
-    if os.environ.get("GPU_KIND"):
-        return os.environ["GPU_KIND"]
+    """The kind of the first `gpu.<kind>` queue given to `celery worker -Q`; "" for any other worker.
+
+    Decided by the queues, not by GPU_KIND alone: .env (and so every container) may set GPU_KIND, and a CPU
+    worker must never report itself as a GPU that is online."""
     argv = sys.argv
     for index, arg in enumerate(argv):
         value = argv[index + 1] if arg in ("-Q", "--queues") and index + 1 < len(argv) else (

@@ -13,6 +13,7 @@ from apps.catalog.services import capsule_save
 from apps.reading import services
 from apps.reading.models import EpubBuild
 from config.celery import app as celery_app
+from config.settings.base import EPUB_ROOT as SHARED_EPUB_ROOT
 from tests.reading.test_epub import epub_entries, epub_root, ready_build  # noqa: F401  (epub_root: autouse fixture)
 from tests.subscriptions.visitors import make_visitor
 
@@ -129,17 +130,26 @@ def test_an_unknown_edition_is_not_found(mini_book):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_real_worker_builds_the_queued_epub_through_redis(mini_book):
+def test_a_real_worker_builds_the_queued_epub_through_redis(mini_book, settings):
     """The enqueue glue end to end: the view queues the task on commit, a Celery worker (solo pool,
-    the project's Redis broker, queue "default") runs it, and the next request gets the file."""
+    the project's Redis broker, queue "default") runs it, and the next request gets the file.
+
+    Any worker on the queue may take the task (the suite's session-wide worker processes of
+    tests/submissions too), so this test uses the EPUB folder that every process of the run
+    shares, as web and worker share it in production, and removes its file afterwards."""
+    settings.EPUB_ROOT = SHARED_EPUB_ROOT
     celery_app.control.purge()  # messages left by earlier tests (whose rows are gone) are not ours
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, queues=["default"], shutdown_timeout=10):
-        client = Client()
-        assert client.get("/sample.epub").status_code == 202
-        deadline = time.monotonic() + 30
-        while not EpubBuild.objects.filter(status=EpubBuild.Status.READY).exists():
-            assert time.monotonic() < deadline, list(EpubBuild.objects.values("status", "error"))
-            time.sleep(0.1)
-    response = client.get("/sample.epub")
-    assert response.status_code == 200 and response["Content-Type"] == "application/epub+zip"
-    assert EpubBuild.objects.count() == 1
+    try:
+        with start_worker(celery_app, pool="solo", perform_ping_check=False, queues=["default"], shutdown_timeout=10):
+            client = Client()
+            assert client.get("/sample.epub").status_code == 202
+            deadline = time.monotonic() + 30
+            while not EpubBuild.objects.filter(status=EpubBuild.Status.READY).exists():
+                assert time.monotonic() < deadline, list(EpubBuild.objects.values("status", "error"))
+                time.sleep(0.1)
+        response = client.get("/sample.epub")
+        assert response.status_code == 200 and response["Content-Type"] == "application/epub+zip"
+        assert EpubBuild.objects.count() == 1
+    finally:
+        for build in EpubBuild.objects.exclude(file_name=""):
+            build.path.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from tests.submissions.conftest import BROKEN, NAIVE
 from tests.submissions.test_services import flagged_result
 
 Status = Submission.Status
+FIXTURE = "apps/submissions/fixtures/reference_ladder_h200.json"
 
 
 @pytest.fixture
@@ -69,7 +70,7 @@ def test_admin_actions_rerun_and_review_through_the_services(admin_client, exerc
 def test_exercise_gpu_worker_and_reference_pages(admin_client, exercise):
     now = timezone.now()
     GpuWorker.objects.create(hostname="gpu0@node", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now)
-    call_command("reference_ladder", "--load", "apps/submissions/fixtures/reference_ladder_h200.json")
+    call_command("reference_ladder", "--load", FIXTURE)
     for name in ("exercise", "gpuworker", "referenceresult"):
         response = admin_client.get(reverse(f"admin:submissions_{name}_changelist"))
         assert response.status_code == 200
@@ -83,19 +84,11 @@ def test_exercise_gpu_worker_and_reference_pages(admin_client, exercise):
     assert exercise.statement_html.strip() == "<p><em>new</em></p>"
 
 
-def test_the_measured_h200_ladder_loads_with_the_demo_and_exports_again(db, tmp_path, settings):
-    call_command("load_demo")
-    ladder = {r.step: r for r in ReferenceResult.objects.filter(gpu_kind="h200")}
-    assert len(ladder) == 12 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
-    assert 0.5 < ladder["01_naive.cu"].pct_of_baseline < 2 < 80 < ladder["08_warptiling.cu"].pct_of_baseline < 100
-    assert ladder["12_hgemm_wgmma.cu"].problem == "hgemm" and ladder["12_hgemm_wgmma.cu"].tflops > 100
-    call_command("load_demo")  # idempotent
-    assert ReferenceResult.objects.count() == 12
+def test_the_reference_ladder_exports_what_it_loaded(db, tmp_path):
+    call_command("reference_ladder", "--load", FIXTURE)
     out = tmp_path / "ladder.json"
     call_command("reference_ladder", "--no-measure", "--export", str(out))
-    exported = json.loads(out.read_text())
-    original = json.loads(open("apps/submissions/fixtures/reference_ladder_h200.json").read())
-    assert exported["results"] == original["results"]
+    assert json.loads(out.read_text())["results"] == json.loads(open(FIXTURE).read())["results"]
 
 
 def test_the_gpu_worker_command_is_the_documented_one(capsys):
@@ -104,3 +97,16 @@ def test_the_gpu_worker_command_is_the_documented_one(capsys):
         "CUDA_VISIBLE_DEVICES=3 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu3@%h "
         "--prefetch-multiplier 1 -l INFO"
     )
+
+
+@pytest.mark.parametrize("argv, kind", [
+    (["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1"], "h200"),
+    (["celery", "-A", "config", "worker", "--queues=default,gpu.b200"], "b200"),
+    (["celery", "-A", "config", "worker", "-Q", "default,compile"], ""),  # even where .env sets GPU_KIND
+])
+def test_a_worker_is_a_gpu_worker_by_the_queues_it_consumes(monkeypatch, argv, kind):
+    from apps.submissions import worker
+
+    monkeypatch.setattr("sys.argv", argv)
+    monkeypatch.setenv("GPU_KIND", "h200")
+    assert worker.gpu_kind() == kind

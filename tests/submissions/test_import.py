@@ -3,11 +3,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.conf import settings
+from django.core.management import call_command
 
 from apps.catalog.content_files import ImportFileError
 from apps.catalog.services import book_import
-from apps.submissions.models import Exercise
+from apps.submissions.models import Exercise, ReferenceResult
 from tests.conftest import MINI_BOOK
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
@@ -37,8 +37,8 @@ def with_exercise(folder: Path, number: int, block: str) -> Path:
     return path
 
 
-def test_the_demo_book_attaches_the_exercises_of_the_issue(db):
-    book_import(folder=Path(settings.DEMO_BOOK_DIR))
+def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on_an_h200(db):
+    call_command("load_demo")
     exercises = {e.capsule.number: e for e in Exercise.objects.select_related("capsule")}
     assert exercises[29].problem == "vector_add" and exercises[29].capsule.title == "Your first kernel, end to end"
     assert {n for n, e in exercises.items() if e.problem == "sgemm"} == set(range(32, 41))
@@ -54,6 +54,12 @@ def test_the_demo_book_attaches_the_exercises_of_the_issue(db):
     assert exercises[46].arch == "sm_90a" and exercises[32].arch == "sm_90"
     assert all(e.statement_html.startswith("<p>") and e.is_open and e.gpu_time_limit_s > 0 for e in exercises.values())
     assert exercises[32].capsule.title == "Kernel 1: Naive"
+    ladder = {r.step: r for r in ReferenceResult.objects.filter(gpu_kind="h200")}
+    assert len(ladder) == 12 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
+    assert 0.5 < ladder["01_naive.cu"].pct_of_baseline < 2 < 80 < ladder["08_warptiling.cu"].pct_of_baseline < 100
+    assert ladder["12_hgemm_wgmma.cu"].problem == "hgemm" and ladder["12_hgemm_wgmma.cu"].tflops > 100
+    call_command("load_demo")  # again: nothing doubles
+    assert ReferenceResult.objects.count() == 12 and Exercise.objects.count() == 13
 
 
 def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
