@@ -196,6 +196,11 @@ def test_a_subscriber_submits_watches_it_judged_sees_a_compile_error_and_submits
     expect(page.locator(".submission-latest")).to_contain_text("broken.cu")
     shoot(page, shots, "04-compile-error")
     problems["progress page, compile error"] = axe_problems(page)
+    page.emulate_media(color_scheme="dark")  # the site and the editor follow the reader's scheme
+    expect(page.locator(".submission-form .ace_editor.ace-tomorrow-night")).to_be_visible()
+    shoot(page, shots, "04-compile-error-dark")
+    problems["progress page, compile error, dark"] = axe_problems(page)
+    page.emulate_media(color_scheme="light")
 
     # What changed between the two: the diff, from the report's compare form.
     page.get_by_role("link", name=re.compile("Full report")).click()

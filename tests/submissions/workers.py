@@ -5,9 +5,9 @@ inside the judge's real sandbox.
     pytestmark = pytest.mark.usefixtures("celery_workers")          # or take it as an argument:
     def test_x(celery_workers, transactional_db): ...             # (or live_server)
 
-`celery_workers` (session-scoped) starts one `compile` worker (`-Q default,compile`) and one GPU worker
+`celery_workers` (module-scoped) starts one `compile` worker (`-Q default,compile`) and one GPU worker
 (`-Q gpu.h200 -c 1 --prefetch-multiplier 1`, GPU_KIND=h200), waits until both are ready and stops them at
-the end of the session. Tests must commit what the workers should see: use `transactional_db` or
+the end of the module. Tests must commit what the workers should see: use `transactional_db` or
 `live_server`, not `db`. `celery_workers.start("gpu-b")` adds a worker, `.kill("gpu-a")` SIGKILLs one with
 its children, `.log("gpu-a")` returns what it printed.
 """
@@ -128,8 +128,10 @@ def purge_broker(broker_url: str) -> None:
     redis.Redis.from_url(broker_url).flushdb()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def celery_workers(django_db_setup, django_db_blocker):
+    # Per module, not per session: left running, the compile worker (which also serves `default`) would
+    # take later modules' tasks off the shared broker.
     from django.conf import settings
     from django.db import connections
 
