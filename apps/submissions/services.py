@@ -9,10 +9,12 @@ last (`attempts` is the token), so a job that ran twice after a lost worker is r
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -413,7 +415,7 @@ def submission_review_set(*, submission: Submission, valid: bool, note: str = ""
 
 # --- The reference ladder ---------------------------------------------------------------------------
 
-REFERENCE_FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+REFERENCE_FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _figures_of(result: dict) -> dict:
@@ -473,11 +475,9 @@ def reference_results_export(*, gpu_kind: str) -> dict:
 @transaction.atomic
 def reference_results_load(*, path) -> int:
     """Load a ladder measured elsewhere (reference_results_export's JSON); returns how many rungs."""
-    import json
-
     from django.utils.dateparse import parse_datetime
 
-    data = json.loads(__import__("pathlib").Path(path).read_text())
+    data = json.loads(Path(path).read_text())
     for row in data["results"]:
         reference_result_store(problem=row["problem"], gpu_kind=data["gpu_kind"], step=row["step"], title=row["title"],
                                result=row["result"], measured_at=parse_datetime(row["measured_at"]))

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.submissions import services
-from apps.submissions.models import GpuWorker, ReferenceResult, Submission
+from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.services import submission_create
 from tests.submissions.conftest import BROKEN, NAIVE
 from tests.submissions.test_services import flagged_result

@@ -9,7 +9,7 @@ from django.utils import timezone
 from apps.submissions import selectors, services
 from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.services import SubmissionRefused, TransitionRefused, submission_create
-from kernels import GpuJudge
+from kernels import CompileResult, GpuJudge
 from kernels.results import BenchResult, JudgeResult, TimingStats, Verdict
 from tests.factories import UserFactory
 from tests.submissions.conftest import BROKEN, NAIVE
@@ -173,7 +173,7 @@ def test_a_job_redelivered_after_a_lost_worker_runs_again_and_is_recorded_once(e
     # gpu0@a dies mid-run; the broker gives the job to gpu1@b, which starts attempt 2.
     second = services.submission_gpu_start(submission_id=submission.pk, worker_name="gpu1@b")
     assert (first, second) == (1, 2)
-    result = standin_judge.judge(__import__("kernels").CompileResult.from_dict(Submission.objects.get(pk=submission.pk).compiled))
+    result = standin_judge.judge(CompileResult.from_dict(Submission.objects.get(pk=submission.pk).compiled))
     assert not services.submission_gpu_record(submission_id=submission.pk, attempt=first, result=result)
     assert services.submission_gpu_record(submission_id=submission.pk, attempt=second, result=result)
     assert not services.submission_gpu_record(submission_id=submission.pk, attempt=second, result=result)
