@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from apps.catalog.services import book_import
 from apps.submissions.models import Submission
 from tests.factories import PASSWORD
-from tests.submissions.workers import TEST_ENV, CeleryWorkers, database_url, purge_broker
+from tests.submissions.workers import celery_workers  # noqa: F401  (the pipeline's real workers, per module)
 from tests.subscriptions.visitors import make_visitor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -40,34 +40,6 @@ WATCH_STATUS = """() => {
     note();
     new MutationObserver(note).observe(document.getElementById("submissions-live"), {childList: true, subtree: true});
 }"""
-
-
-@pytest.fixture(scope="module")
-def celery_workers(django_db_setup):
-    """The pipeline's real workers (tests/submissions/workers.py: a compile worker and a GPU worker with the
-    CPU stand-in), started the way its session fixture starts them but stopped after this module: left
-    running, the compile worker (which also serves `default`) would take later tests' tasks off the shared
-    broker."""
-    from django.conf import settings
-    from django.db import connections
-
-    purge_broker(settings.CELERY_BROKER_URL)
-    workers = CeleryWorkers({
-        **os.environ, **TEST_ENV,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database_url(connections["default"].settings_dict),
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-    })
-    try:
-        workers.start("compile", queues="default,compile", wait=False)
-        workers.start("gpu-a", wait=False)
-        workers.wait_ready("compile")
-        workers.wait_ready("gpu-a")
-        yield workers
-    finally:
-        workers.stop_all()
-        purge_broker(settings.CELERY_BROKER_URL)
 
 
 @pytest.fixture
