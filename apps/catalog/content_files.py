@@ -52,6 +52,7 @@ class ExerciseData:
     statement: str
     starter_source: str
     starter_name: str
+    reference_step: str  # a file name of kernels/reference, or "" where the book has no kernel for the step
     arch: str
     gpu_time_limit_s: int
     is_open: bool
@@ -209,13 +210,19 @@ def _read_exercise(path: Path, raw, book_folder: Path) -> ExerciseData:
         extract_plan(starter)
     except PlanError as error:
         raise ImportFileError(path, f"{where}: the starter {starter_path.name} has no valid launch plan: {error}", 2) from error
+    reference = str(raw.get("reference") or "")
+    if reference:
+        if not reference.startswith("reference/"):
+            raise ImportFileError(path, f"{where}: reference {reference!r} must name a rung of the ladder, e.g. reference/08_warptiling.cu", 2)
+        _starter_path(path, reference, problem, book_folder, field="reference")
     return ExerciseData(
         problem=problem, title=str(raw["title"]), statement=str(raw["statement"]).strip() + "\n",
-        starter_source=starter, starter_name=starter_path.name, arch=arch, gpu_time_limit_s=limit, is_open=is_open,
+        starter_source=starter, starter_name=starter_path.name, reference_step=reference.removeprefix("reference/"),
+        arch=arch, gpu_time_limit_s=limit, is_open=is_open,
     )
 
 
-def _starter_path(path: Path, starter: str, problem: str, book_folder: Path) -> Path:
+def _starter_path(path: Path, starter: str, problem: str, book_folder: Path, field: str = "starter") -> Path:
     """`reference/NN_name.cu` is a rung of the judge's ladder (kernels/reference), `example` the problem's
     example.cu, anything else a file inside the book folder."""
     import kernels
@@ -229,9 +236,9 @@ def _starter_path(path: Path, starter: str, problem: str, book_folder: Path) -> 
         candidate, root = book_folder / starter, book_folder
     candidate = candidate.resolve()
     if not candidate.is_relative_to(root.resolve()) or candidate.suffix != ".cu":
-        raise ImportFileError(path, f"exercise: starter {starter!r} must be a .cu file inside {root.name}/", 2)
+        raise ImportFileError(path, f"exercise: {field} {starter!r} must be a .cu file inside {root.name}/", 2)
     if not candidate.is_file():
-        raise ImportFileError(path, f"exercise: starter file not found: {starter}", 2)
+        raise ImportFileError(path, f"exercise: {field} file not found: {starter}", 2)
     return candidate
 
 

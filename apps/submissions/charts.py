@@ -22,6 +22,8 @@ class Bar:
     value: float | None  # None: nothing to draw (not measured, or no passing result)
     highlight: bool = False  # the reader's own bar among the reference rungs
     note: str = ""  # written after the value, e.g. "flagged"
+    marker: float | None = None  # a tick across the row: a value to compare with (the book's kernel for the step)
+    marker_label: str = ""  # what the marker is, for the description, e.g. "book's kernel"
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", ref
     label_w, value_w, bar_w, row_h, top, bottom = 230, 110, 360, 26, 8, 26
     width = label_w + bar_w + value_w
     height = top + row_h * max(len(bars), 1) + bottom
-    values = [b.value for b in bars if b.value is not None]
+    values = [v for b in bars for v in (b.value, b.marker) if v is not None]
     axis_max = nice_ceiling(max(values, default=1.0))
     scale = bar_w / axis_max
     body = []
@@ -99,6 +101,10 @@ def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", ref
             body.append(f'<rect class="{cls}" x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" rx="2"/>')
             text = fmt_pct(bar.value) + (f" ({bar.note})" if bar.note else "")
             body.append(f'<text class="chart__value" x="{label_w + w + 6:.1f}" y="{y + row_h * 0.65:.1f}">{escape(text)}</text>')
+        if bar.marker is not None:
+            x = label_w + bar.marker * scale
+            body.append(f'<line class="chart__marker" x1="{x:.1f}" y1="{y + 1}" x2="{x:.1f}" y2="{y + row_h - 1}"/>')
+            text += f", {bar.marker_label or 'marker'} {fmt_pct(bar.marker)}"
         described.append(f"{bar.label}: {text}")
     full_desc = (desc + " " if desc else "") + "; ".join(described)
     return _svg(chart_id, width, height, title, full_desc.strip(), body, "chart--bars")

@@ -24,6 +24,10 @@ class Exercise(models.Model):
     statement_html = models.TextField(blank=True, editable=False)
     starter_source = models.TextField(help_text="The file the editor opens with: the previous rung of the ladder")
     starter_name = models.CharField(max_length=120, blank=True, help_text="Where the starter came from, e.g. 01_naive.cu")
+    reference_step = models.CharField(
+        max_length=120, blank=True,
+        help_text="The book's own kernel for this step (a file of kernels/reference), set beside the reader's best",
+    )
     arch = models.CharField(max_length=16, default="sm_90", help_text="NVRTC target; sm_90a for Hopper-only instructions")
     gpu_time_limit_s = models.PositiveIntegerField(default=120, help_text="Wall clock for the whole GPU job")
     is_open = models.BooleanField(default=True, help_text="Closed exercises show results but take no submissions")

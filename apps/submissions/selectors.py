@@ -208,8 +208,9 @@ def leaderboard_kinds(exercise) -> list[str]:
 
 
 def gemm_ladder(user, gpu_kind: str) -> list[dict]:
-    """The GEMM exercises in book order with the reader's best % of the baseline on each (one query)."""
-    from django.db.models import Count, Max, Q
+    """The GEMM exercises in book order with the reader's best % of the baseline on each, beside the
+    book's own kernel for that step measured on the same GPU kind (one query)."""
+    from django.db.models import Count, Max, OuterRef, Q, Subquery
 
     counting = Q(
         submissions__user=user,
@@ -223,10 +224,14 @@ def gemm_ladder(user, gpu_kind: str) -> list[dict]:
         .annotate(
             best_pct=Max("submissions__pct_of_baseline", filter=counting),
             tried=Count("submissions", filter=Q(submissions__user=user)),
+            book_pct=Subquery(
+                ReferenceResult.objects.filter(problem=OuterRef("problem"), gpu_kind=gpu_kind, step=OuterRef("reference_step"))
+                .values("pct_of_baseline")[:1]
+            ),
         )
         .order_by("capsule__part__number", "capsule__number")
     )
-    return [{"exercise": e, "capsule": e.capsule, "best_pct": e.best_pct, "tried": e.tried} for e in exercises]
+    return [{"exercise": e, "capsule": e.capsule, "best_pct": e.best_pct, "book_pct": e.book_pct, "tried": e.tried} for e in exercises]
 
 
 def gpu_workers_listed() -> list[GpuWorker]:

@@ -94,7 +94,8 @@ def exercises_import(*, book, capsules) -> list[str]:
         ex = data.exercise
         values = {
             "problem": ex.problem, "title": ex.title, "statement": ex.statement,
-            "starter_source": ex.starter_source, "starter_name": ex.starter_name, "arch": ex.arch,
+            "starter_source": ex.starter_source, "starter_name": ex.starter_name,
+            "reference_step": ex.reference_step, "arch": ex.arch,
             "gpu_time_limit_s": ex.gpu_time_limit_s, "is_open": ex.is_open,
         }
         exercise = Exercise.objects.filter(capsule=by_number[data.number]).first()

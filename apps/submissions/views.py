@@ -151,6 +151,9 @@ def live(request, slug):
     capsule = catalog.capsule_get(slug)
     exercise = selectors.exercise_of(capsule)
     if exercise is None or not can_read(request.user, capsule):
+        if request.htmx:  # access ended while the page was polling: say so once and stop the polling
+            return HttpResponse('<p class="muted">This exercise is no longer open to you. Reload the page.</p>',
+                                status=HTMX_STOP_POLLING)
         raise Http404("No exercise here")
     if not request.htmx:
         return redirect("reading:capsule-progress", slug=capsule.slug)
@@ -278,9 +281,10 @@ def ladder_context(user) -> dict:
     rows = selectors.gemm_ladder(user, gpu_kind)
     tried = [row for row in rows if row["tried"]]
     chart = charts.bar_chart(
-        [charts.Bar(label=f"{row['capsule'].number:02d} {row['capsule'].title}", value=row["best_pct"]) for row in rows],
+        [charts.Bar(label=f"{row['capsule'].number:02d} {row['capsule'].title}", value=row["best_pct"],
+                    marker=row["book_pct"], marker_label="book's kernel") for row in rows],
         chart_id="gemm-ladder",
         title=f"Your best % of cuBLAS per GEMM capsule on {gpu_kind.upper()}",
-        desc="In book order.",
+        desc="In book order; a tick marks the book's own kernel for the step, measured on the same GPU kind.",
     ) if tried else None
     return {"gemm_ladder": rows, "gemm_ladder_chart": chart, "gemm_gpu_kind": gpu_kind}

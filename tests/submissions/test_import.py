@@ -50,6 +50,9 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
         assert exercises[31 + k].starter_name == reference[k - 2].name
         assert exercises[31 + k].starter_source == reference[k - 2].read_text()
     assert exercises[40].starter_name == "08_warptiling.cu"
+    # The book's own kernel for each step: rung k on Kernel k, 09 on double buffering, 10-12 on tensor cores.
+    assert [exercises[n].reference_step[:2] for n in (32, 39, 40, 44, 45, 46)] == ["01", "08", "09", "10", "11", "12"]
+    assert exercises[29].reference_step == ""
     assert exercises[29].starter_source == (KERNELS / "problems" / "vector_add" / "example.cu").read_text()
     assert exercises[46].arch == "sm_90a" and exercises[32].arch == "sm_90"
     assert all(e.statement_html.startswith("<p>") and e.is_open and e.gpu_time_limit_s > 0 for e in exercises.values())
@@ -81,6 +84,15 @@ def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
     assert Exercise.objects.get().is_open is False  # kept, with its submissions
 
 
+def test_the_import_command_lists_exercise_changes(db, book, capsys):
+    with_exercise(book, 1, EXERCISE)
+    call_command("import_book", str(book))
+    out = capsys.readouterr().out
+    assert "exercise    created 01 sgemm" in out and "1 exercise change(s)" in out
+    call_command("import_book", str(book))
+    assert "0 exercise change(s)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("change, message", [
     (("problem: sgemm", "problem: fft"), "problem 'fft' is not one of"),
     (("reference/01_naive.cu", "reference/../../config/settings/base.py"), "must be a .cu file inside"),
@@ -88,6 +100,8 @@ def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
     (("gpu_time_limit_s: 90", "gpu_time_limit_s: 0"), "gpu_time_limit_s must be"),
     (("  starter:", "  arch: sm_70\n  starter:"), "arch 'sm_70' is not one of"),
     (('  title: "Coalesce it"\n', ""), "missing required field(s): title"),
+    (("  starter:", "  reference: example\n  starter:"), "reference 'example' must name a rung of the ladder"),
+    (("  starter:", "  reference: reference/99_missing.cu\n  starter:"), "reference file not found"),
 ])
 def test_a_bad_exercise_fails_the_import_with_its_file_and_changes_nothing(db, book, change, message):
     path = with_exercise(book, 1, EXERCISE.replace(*change))

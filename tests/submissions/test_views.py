@@ -285,6 +285,20 @@ def test_the_live_fragment_answers_204_while_unchanged_and_286_when_finished(loc
     assert client.get(url).status_code == 302
 
 
+def test_polling_stops_when_the_reader_loses_access(locked_exercise, subscriber):
+    from apps.subscriptions.models import Subscription
+
+    client = client_for(subscriber)
+    make_submission(subscriber, locked_exercise)
+    url = "/capsules/locked-two/submissions/"
+    assert client.get(url, HTTP_HX_REQUEST="true").status_code == 200
+    Subscription.objects.filter(customer__user=subscriber).update(status=Subscription.Status.CANCELED)
+    lost = client.get(url, HTTP_HX_REQUEST="true")
+    assert lost.status_code == 286 and "no longer open to you" in lost.content.decode()
+    assert "naive" not in lost.content.decode().lower()  # nothing of the exercise or the source
+    assert client.get(url).status_code == 404  # and nothing for a plain request
+
+
 def test_a_connected_gpu_worker_removes_the_warning(locked_exercise, subscriber):
     submission = make_submission(subscriber, locked_exercise)
     services.submission_compile(submission_id=submission.pk)
@@ -461,6 +475,20 @@ def test_my_progress_shows_the_readers_gemm_ladder(locked_exercise, subscriber):
     assert "50.0%" not in body  # flagged, not yet reviewed: not the reader's best
     assert "<strong>2.20%</strong>" in body and 'aria-labelledby="gemm-ladder-title gemm-ladder-desc"' in body
     assert "03 · Locked three" in body or "Locked three" in body
+
+
+def test_my_progress_sets_the_book_kernel_of_each_step_beside_the_readers_best(locked_exercise, subscriber):
+    locked_exercise.reference_step = "08_warptiling.cu"
+    locked_exercise.save()
+    ReferenceResult.objects.create(problem="sgemm", gpu_kind="h200", step="08_warptiling.cu", title="Warptiling",
+                                   verdict="accepted", pct_of_baseline=92.8, measured_at=timezone.now())
+    ReferenceResult.objects.create(problem="sgemm", gpu_kind="a100", step="08_warptiling.cu", title="Warptiling",
+                                   verdict="accepted", pct_of_baseline=61.0, measured_at=timezone.now())
+    finished_row(subscriber, locked_exercise, 40.0)
+    body = client_for(subscriber).get("/progress/").content.decode()
+    assert "Book's kernel" in body and "92.8%" in body
+    assert "61.0%" not in body  # another GPU kind's figure is not this ladder's
+    assert 'class="chart__marker"' in body and "kernel 92.8%" in body  # the chart's tick, and its description
 
 
 def test_my_progress_without_gemm_exercises_has_no_ladder(mini_book, subscriber):
