@@ -131,7 +131,9 @@ def test_a_reader_without_access_sees_the_paywall_and_no_statement_or_starter(lo
     assert 'name="source"' not in body and "/submit/" not in body
     # Nor through the other routes of the exercise.
     assert client.post(LOCKED_SUBMIT, {"source": NAIVE}).status_code == 404
-    assert client.get("/capsules/locked-two/submissions/", HTTP_HX_REQUEST="true").status_code == 404
+    polled = client.get("/capsules/locked-two/submissions/", HTTP_HX_REQUEST="true")
+    assert polled.status_code == 286 and "no longer open to you" in polled.content.decode()  # stops any polling
+    assert STATEMENT_SENTINEL not in polled.content.decode() and STARTER_SENTINEL not in polled.content.decode()
     assert not Submission.objects.exists()
 
 
