@@ -1,7 +1,5 @@
-"""Reads about submissions: quotas, queue positions, GPU workers online, broker queue depths.
-
-The pipeline's functions come first; the reader-facing pages append theirs below.
-"""
+"""Reads about submissions: quotas, queue positions, GPU workers online, broker queue depths (the
+pipeline's), then what the reader-facing pages show."""
 from __future__ import annotations
 
 import logging
@@ -9,9 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Count, F, Max, OuterRef, Q, Subquery, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from apps.submissions.models import GpuWorker, Submission
+from apps.catalog.models import Capsule
+from apps.submissions.models import Exercise, GpuWorker, ReferenceResult, Submission
 
 logger = logging.getLogger(__name__)
 
@@ -104,10 +105,7 @@ def queue_depths(*, broker_url: str | None = None) -> dict[str, int]:
     return depths
 
 
-# --- Reader-facing reads (progress page, detail, leaderboard, "my progress"): the PAGES side. -----------
-
-from apps.catalog.models import Capsule  # noqa: E402
-from apps.submissions.models import Exercise, ReferenceResult  # noqa: E402
+# --- Reader-facing reads (progress page, detail, leaderboard, "my progress") -------------------------
 
 # The columns the pages never show: the cubin and the full source travel only to the judge and the detail page.
 _HEAVY_FIELDS = ("compiled", "source")
@@ -187,9 +185,6 @@ def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission
     A window function picks each reader's best row (DISTINCT ON would tie this to PostgreSQL, and
     `make run` uses SQLite).
     """
-    from django.db.models import F, Window
-    from django.db.models.functions import RowNumber
-
     ranked = (
         _counts(Submission.objects.filter(exercise=exercise, gpu_kind=gpu_kind))
         .annotate(reader_rank=Window(RowNumber(), partition_by=[F("user_id")], order_by=[F("pct_of_baseline").desc(), F("created_at").asc()]))
@@ -210,8 +205,6 @@ def leaderboard_kinds(exercise) -> list[str]:
 def gemm_ladder(user, gpu_kind: str) -> list[dict]:
     """The GEMM exercises in book order with the reader's best % of the baseline on each, beside the
     book's own kernel for that step measured on the same GPU kind (one query)."""
-    from django.db.models import Count, Max, OuterRef, Q, Subquery
-
     counting = Q(
         submissions__user=user,
         submissions__gpu_kind=gpu_kind,
@@ -241,8 +234,6 @@ def gpu_workers_listed() -> list[GpuWorker]:
 
 def submissions_by_status(*, hours: int = 24) -> list[dict]:
     """How many submissions are in each status, of those created in the last `hours`."""
-    from django.db.models import Count
-
     since = timezone.now() - timedelta(hours=hours)
     counts = dict(
         Submission.objects.filter(created_at__gte=since).order_by().values("status").annotate(n=Count("id")).values_list("status", "n")

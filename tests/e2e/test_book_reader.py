@@ -17,7 +17,7 @@ from apps.catalog.models import Capsule
 from apps.catalog.services import book_import
 from apps.reading.models import ReadingProgress
 from tests.conftest import LOCKED_SENTINELS
-from tests.factories import PASSWORD
+from tests.e2e.pages import axe_problems, sign_in
 from tests.subscriptions.visitors import make_visitor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -41,14 +41,6 @@ def long_locked_capsule() -> Capsule:
     ]
     assert candidates, "the demo book has no locked capsule with code and a figure"
     return max(candidates, key=lambda c: len(c.body_text))
-
-
-def sign_in(page, base_url, email):
-    page.goto(base_url + "/accounts/login/")
-    page.fill("input[name=login]", email)
-    page.fill("input[name=password]", PASSWORD)
-    page.locator("main form button[type=submit]").click()
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
 
 
 def reading_position(page) -> float:
@@ -169,21 +161,6 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
 
 
 # --- (c) Accessibility: axe-core, no serious or critical violations ------------------------------
-def axe_problems(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    # Colour contrast is judged on what is painted: let entrance animations (the resume notice
-    # fades in) finish first, or axe measures a half-transparent frame.
-    page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running')")
-    results = Axe().run(page)
-    problems = []
-    for violation in results.response["violations"]:
-        if violation["impact"] in ("serious", "critical"):
-            targets = [" ".join(map(str, node["target"])) for node in violation["nodes"][:5]]
-            problems.append(f"{violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
-    return problems
-
-
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
 def test_the_landing_page_and_the_reader_have_no_serious_accessibility_violations(browser, live_server, demo_book, color_scheme):
     subscriber = make_visitor("active")

@@ -9,7 +9,7 @@ from apps.catalog.services import book_import
 from apps.reading.models import EpubBuild
 from config.celery import app as celery_app
 from tests.conftest import LOCKED_SENTINELS, MINI_BOOK
-from tests.e2e.test_book_reader import axe_problems
+from tests.e2e.pages import axe_problems
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from apps.reviews import services
 from apps.reviews.models import Review
-from tests.e2e.test_book_reader import axe_problems, sign_in
+from tests.e2e.pages import axe_problems, sign_in
 from tests.reviews.conftest import make_reader
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -20,6 +20,7 @@ from playwright.sync_api import expect
 
 from apps.catalog.services import book_import
 from apps.submissions.models import Submission
+from tests.e2e.pages import axe_problems, sign_in
 from tests.factories import PASSWORD
 from tests.submissions.workers import celery_workers  # noqa: F401  (the pipeline's real workers, per module)
 from tests.subscriptions.visitors import make_visitor
@@ -45,26 +46,6 @@ WATCH_STATUS = """() => {
 @pytest.fixture
 def demo_book(transactional_db):
     book_import(folder=DEMO_BOOK)
-
-
-def sign_in(page, base_url, email):
-    page.goto(base_url + "/accounts/login/")
-    page.fill("input[name=login]", email)
-    page.fill("input[name=password]", PASSWORD)
-    page.locator("main form button[type=submit]").click()
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-
-
-def axe_problems(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running')")
-    problems = []
-    for violation in Axe().run(page).response["violations"]:
-        if violation["impact"] in ("serious", "critical"):
-            targets = [" ".join(map(str, node["target"])) for node in violation["nodes"][:5]]
-            problems.append(f"{violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
-    return problems
 
 
 def shoot(page, folder: Path, name: str) -> None:

@@ -1,0 +1,27 @@
+"""What the browser tests do on many pages: sign in through the real form, and ask axe-core for problems."""
+from playwright.sync_api import expect
+
+from tests.factories import PASSWORD
+
+
+def sign_in(page, base_url, email):
+    page.goto(base_url + "/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+
+
+def axe_problems(page) -> list[str]:
+    """The serious and critical accessibility violations axe-core finds on the page as it is now."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    # Colour contrast is judged on what is painted: let entrance animations (the resume notice
+    # fades in) finish first, or axe measures a half-transparent frame.
+    page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running')")
+    problems = []
+    for violation in Axe().run(page).response["violations"]:
+        if violation["impact"] in ("serious", "critical"):
+            targets = [" ".join(map(str, node["target"])) for node in violation["nodes"][:5]]
+            problems.append(f"{violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
+    return problems
