@@ -1,5 +1,11 @@
 """Real-browser tests: Playwright driving Debian's chromium against Django's live server."""
+import threading
+import time
+
 import pytest
+from django.core.signals import request_finished, request_started
+
+from tests.e2e.pages import close_without_goodbyes
 
 CHROMIUM = "/usr/bin/chromium"
 # Without these, chromium tries to reach Google's services at start-up, which this closed
@@ -36,10 +42,61 @@ def browser():
             browser.close()
 
 
+class RequestsInFlight:
+    """Counts the live server's requests that have started and not yet finished.
+
+    A page being closed still talks to the server: the reader saves its position with
+    `sendBeacon` on `pagehide`. Such a request racing the database flush that ends each test
+    deadlocks against it, so a test ends only once the server has been quiet for a moment.
+    """
+
+    def __init__(self):
+        self.count = 0
+        self.last_change = time.monotonic()
+        self.lock = threading.Lock()
+
+    def started(self, **kwargs):
+        with self.lock:
+            self.count += 1
+            self.last_change = time.monotonic()
+
+    def finished(self, **kwargs):
+        with self.lock:
+            self.count -= 1
+            self.last_change = time.monotonic()
+
+    def wait_until_quiet(self, quiet_s=0.3, timeout_s=10.0):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.count <= 0 and time.monotonic() - self.last_change >= quiet_s:
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"the live server still had {self.count} request(s) in flight after {timeout_s} s")
+
+
+@pytest.fixture(scope="session")
+def requests_in_flight():
+    counter = RequestsInFlight()
+    request_started.connect(counter.started, weak=False)
+    request_finished.connect(counter.finished, weak=False)
+    yield counter
+    request_started.disconnect(counter.started)
+    request_finished.disconnect(counter.finished)
+
+
+@pytest.fixture(autouse=True)
+def quiet_server_before_flush(request, requests_in_flight):
+    """Set up after pytest-django's live-server helper, so torn down before its flush, and after the pages' contexts close."""
+    yield
+    if "live_server" in request.fixturenames:
+        requests_in_flight.wait_until_quiet()
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
-    context.close()
+    close_without_goodbyes(context)

@@ -17,7 +17,7 @@ from apps.catalog.models import Capsule
 from apps.catalog.services import book_import
 from apps.reading.models import ReadingProgress
 from tests.conftest import LOCKED_SENTINELS
-from tests.e2e.pages import axe_problems, sign_in
+from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in
 from tests.subscriptions.visitors import make_visitor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -192,7 +192,7 @@ def test_the_landing_page_and_the_reader_have_no_serious_accessibility_violation
         page.goto(live_server.url + capsule.get_absolute_url())
         expect(page.locator(".resume-notice")).to_be_visible()
         problems[f"reader resumed, subscriber, {name}"] = axe_problems(page)
-        context.close()
+        close_without_goodbyes(context)
     found = [f"{where}: {problem}" for where, listed in problems.items() for problem in listed]
     assert not found, "axe-core found serious or critical violations:\n" + "\n".join(found)
 
@@ -238,7 +238,7 @@ def test_screenshots_of_the_landing_page_and_the_reader(browser, live_server, de
         else:
             expect(nav).to_have_attribute("open", "")
             expect(nav.locator("[aria-current=page]")).to_be_in_viewport()
-        context.close()
+        close_without_goodbyes(context)
 
     for path in shots:
         assert path.stat().st_size > 10_000, f"{path.name} looks blank"
