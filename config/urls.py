@@ -10,6 +10,8 @@ admin.site.index_title = "Books, readers and the judge"
 # Admin sign-in goes through allauth, so its rate limits and verification apply there too.
 admin.site.login = secure_admin_login(admin.site.login)
 
+handler400 = "config.errors.bad_request"
+
 urlpatterns = [
     path("", include("apps.catalog.urls")),
     path("", include("apps.reading.urls")),

@@ -4,6 +4,8 @@ from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
 from django.contrib.auth.forms import UserCreationForm as DjangoUserCreationForm
 
 from apps.accounts.models import User
+from apps.accounts.services import users_delete
+from apps.reviews.models import Review
 
 
 class UserCreationForm(DjangoUserCreationForm):
@@ -34,3 +36,17 @@ class UserAdmin(DjangoUserAdmin):
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+    def get_deleted_objects(self, objs, request):
+        # Moderators may not delete a review on its own (they hide it), but a reader's reviews go
+        # with their account. Stripe customers still block deletion: cancel in Stripe first.
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        perms_needed.discard(Review._meta.verbose_name)
+        return deleted, model_count, perms_needed, protected
+
+    # Through the service, so the deleted readers' reviews leave the books' ratings at once.
+    def delete_model(self, request, obj):
+        users_delete(users=User.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        users_delete(users=queryset)

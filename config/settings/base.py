@@ -52,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "apps.accounts.middleware.htmx_sign_in_redirect",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -1,4 +1,5 @@
-"""A crash shows the site's own standalone 500 page, and is logged as structured JSON with its traceback."""
+"""The site's own error pages: a crash shows the standalone 500 page and is logged as structured
+JSON with its traceback; a 400 says plainly what was wrong (a form too large to send, by name)."""
 import logging
 
 import pytest
@@ -23,3 +24,13 @@ def test_an_unhandled_error_renders_the_standalone_500_page(client, caplog):
     html = response.content.decode()
     assert "Kernel Engineering" in html and "boom" not in html  # nothing internal reaches the reader
     assert any(r.exc_info and "boom" in str(r.exc_info[1]) for r in caplog.records)
+
+
+@pytest.mark.django_db
+def test_other_refused_requests_get_the_plain_400_page(client, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    response = client.post("/accounts/login/", {f"field{n}": "x" for n in range(5)})  # too many fields
+
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "That request could not be understood" in body and "too large" not in body

@@ -1,9 +1,10 @@
-"""Moderation in admin: hide and restore with a reason, filters, search, reports."""
+"""Moderation in admin: hide and restore with a reason, filters, search, reports; deleting a reviewer."""
 import pytest
 from django.contrib.admin.models import LogEntry
 
 from apps.reviews import services
 from apps.reviews.models import Review, ReviewReport
+from apps.subscriptions.models import Customer
 from tests.reviews.conftest import TEXT, make_reader, recount, stored
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +87,34 @@ def test_moderators_cannot_rewrite_or_delete_readers_words(client, staff, review
     client.post(f"/admin/reviews/review/{spam.pk}/change/", {"text": "Rewritten by staff", "rating": 5})
     assert Review.objects.get(pk=spam.pk).text.startswith("Cheap GPUs")
     assert client.get(f"/admin/reviews/review/{spam.pk}/delete/").status_code == 403
+
+
+def test_deleting_a_reader_in_admin_takes_their_review_out_of_the_rating_at_once(client, staff, book, reviews):
+    spam, good = reviews
+    client.force_login(staff)
+
+    client.post(f"/admin/accounts/user/{spam.user_id}/delete/", {"post": "yes"})
+
+    assert not Review.objects.filter(pk=spam.pk).exists()
+    assert stored(book) == recount(book) and stored(book)["rating_count"] == 1
+
+
+def test_deleting_readers_in_bulk_in_admin_recounts_every_book_they_rated(client, staff, book, reviews):
+    spam, good = reviews
+    client.force_login(staff)
+
+    client.post("/admin/accounts/user/", {"action": "delete_selected", "_selected_action": [spam.user_id, good.user_id], "post": "yes"})
+
+    assert not Review.objects.exists()
+    assert stored(book) == recount(book) and stored(book)["rating_count"] == 0
+
+
+def test_a_reader_with_a_stripe_customer_is_not_deleted_from_admin(client, staff, book, reviews):
+    spam, _ = reviews
+    Customer.objects.create(user=spam.user, stripe_id="cus_still_billed")
+    client.force_login(staff)
+
+    response = client.post(f"/admin/accounts/user/{spam.user_id}/delete/", {"post": "yes"})
+
+    assert response.status_code == 403  # their subscription is cancelled in Stripe first
+    assert Review.objects.filter(pk=spam.pk).exists() and stored(book)["rating_count"] == 2

@@ -220,6 +220,16 @@ def test_a_refused_submission_says_why_and_keeps_the_readers_text(locked_exercis
     assert not Submission.objects.exists()
 
 
+def test_a_form_over_the_sites_request_limit_gets_a_page_that_says_so(locked_exercise, subscriber, settings):
+    response = client_for(subscriber).post(LOCKED_SUBMIT, {"source": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)})
+
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "That was too large to send" in body and "more than 2.5 MB" in body
+    assert "Your text is still in the page you came from" in body
+    assert not Submission.objects.exists()
+
+
 def test_over_quota_is_refused_with_when_and_the_text_kept(locked_exercise, subscriber, settings):
     settings.SUBMISSIONS_PER_HOUR = 2
     make_submission(subscriber, locked_exercise)
