@@ -3,11 +3,13 @@ and the new average swapped in place (htmx), edits it; the same works with JavaS
 import re
 
 import pytest
+from django.contrib.sessions.models import Session
 from playwright.sync_api import expect
 
 from apps.reviews import services
 from apps.reviews.models import Review
 from tests.e2e.pages import axe_problems, sign_in
+from tests.factories import PASSWORD
 from tests.reviews.conftest import make_reader
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -89,6 +91,26 @@ def test_a_reader_rates_with_the_keyboard_sees_the_new_average_and_edits(page, l
     page.emulate_media(color_scheme="dark")
     problems += axe_problems(page)
     assert not problems, "axe-core found serious or critical violations:\n" + "\n".join(problems)
+
+
+def test_a_reader_whose_session_expired_is_sent_to_sign_in_and_back_to_the_reviews(page, live_server, readers):
+    sign_in(page, live_server.url, readers.email)
+    page.goto(live_server.url + "/#reviews")
+    block = page.locator("#reviews-block")
+    block.get_by_role("radio", name="4 stars").focus()
+    page.keyboard.press("Space")
+    Session.objects.all().delete()  # the session ends while the page is open
+
+    block.get_by_role("button", name="Post review").click()
+
+    # The whole page goes to sign in (not the sign-in form swapped into the block), then back.
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/%23reviews$"))
+    page.fill("input[name=login]", readers.email)
+    page.fill("input[name=password]", PASSWORD)
+    page.locator("main form button[type=submit]").click()
+    expect(page).to_have_url(live_server.url + "/#reviews")
+    expect(page.locator("#reviews-block").get_by_role("group", name="Your rating")).to_be_visible()
+    assert not Review.objects.filter(user=readers).exists()
 
 
 def test_rating_works_without_javascript(browser, live_server, readers):
