@@ -111,14 +111,7 @@ def review_create(request):
         if selectors.own_review(request.user, book) is not None:
             return redirect("reviews:review-edit")
         return _form_page(request, book, ReviewForm())
-    form = ReviewForm(request.POST)
-    if not form.is_valid():
-        return _invalid(request, book, form)
-    try:
-        services.review_create(user=request.user, book=book, **form.cleaned_data)
-    except services.ReviewError as error:
-        return _refused(request, book, form, error)
-    return _written(request, book, "Thank you: your review is posted.")
+    return _save(request, book, services.review_create, "Thank you: your review is posted.")
 
 
 @login_required
@@ -133,14 +126,19 @@ def review_edit(request):
         if request.htmx:
             return _block(request, book, editing=True)
         return _form_page(request, book, ReviewForm(initial={"rating": own.rating, "title": own.title, "text": own.text}))
+    return _save(request, book, services.review_update, "Your review is updated.")
+
+
+def _save(request, book, write, done_message: str):
+    """The posted form through `write` (review_create or review_update), and the page or block after it."""
     form = ReviewForm(request.POST)
     if not form.is_valid():
         return _invalid(request, book, form)
     try:
-        services.review_update(user=request.user, book=book, **form.cleaned_data)
+        write(user=request.user, book=book, **form.cleaned_data)
     except services.ReviewError as error:
         return _refused(request, book, form, error)
-    return _written(request, book, "Your review is updated.")
+    return _written(request, book, done_message)
 
 
 @login_required

@@ -158,10 +158,14 @@ def live(request, slug):
     if not request.htmx:
         return redirect("reading:capsule-progress", slug=capsule.slug)
     context = _live_context(request.user, exercise)
+    return _polled(request, "submissions/_live.html", {"capsule": capsule, "exercise": exercise, **context}, waiting=context["active"])
+
+
+def _polled(request, template: str, context: dict, *, waiting: bool) -> HttpResponse:
+    """An htmx poll's answer: 204 while the page shows the current state; 286 (stop polling) once nothing is left to wait for."""
     if request.GET.get("state") == context["state"]:
         return HttpResponse(status=204)
-    status = 200 if context["active"] else HTMX_STOP_POLLING
-    return render(request, "submissions/_live.html", {"capsule": capsule, "exercise": exercise, **context}, status=status)
+    return render(request, template, context, status=200 if waiting else HTMX_STOP_POLLING)
 
 
 # --- One submission -----------------------------------------------------------------------------
@@ -198,10 +202,7 @@ def detail(request, public_id):
     submission = _submission_or_404(request, public_id)
     context = _detail_context(submission)
     if request.htmx:
-        if request.GET.get("state") == context["state"]:
-            return HttpResponse(status=204)
-        status = HTMX_STOP_POLLING if submission.is_finished else 200
-        return render(request, "submissions/_result.html", context, status=status)
+        return _polled(request, "submissions/_result.html", context, waiting=not submission.is_finished)
     context["others"] = selectors.submissions_to_compare(submission)
     return render(request, "submissions/detail.html", context)
 

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from tests.conftest import LOCKED_SENTINELS
-from tests.subscriptions.visitors import FULL_ACCESS_KINDS, VISITOR_KINDS, make_visitor
+from tests.subscriptions.visitors import FULL_ACCESS_KINDS, VISITOR_KINDS, client_for
 
 MAY_READ_LOCKED = FULL_ACCESS_KINDS | {"staff"}
 
@@ -20,14 +20,6 @@ CONTENT_ROUTES = [
     ("/capsules/locked-two/progress/", False),
     ("/progress/", False),
 ]
-
-
-def client_for(kind):
-    client = Client()
-    visitor = make_visitor(kind)
-    if visitor.is_authenticated:
-        client.force_login(visitor)
-    return client
 
 
 @pytest.mark.parametrize("kind", VISITOR_KINDS)

@@ -10,17 +10,9 @@ from django.test import Client
 from apps.reading.models import EpubBuild
 from tests.conftest import LOCKED_SENTINELS
 from tests.reading.test_epub import epub_entries, epub_root, ready_build  # noqa: F401  (epub_root: autouse fixture)
-from tests.subscriptions.visitors import FULL_ACCESS_KINDS, VISITOR_KINDS, make_visitor
+from tests.subscriptions.visitors import FULL_ACCESS_KINDS, VISITOR_KINDS, client_for
 
 MAY_READ_LOCKED = FULL_ACCESS_KINDS | {"staff"}
-
-
-def client_for(kind):
-    client = Client()
-    visitor = make_visitor(kind)
-    if visitor.is_authenticated:
-        client.force_login(visitor)
-    return client
 
 
 def downloaded_entries(response) -> dict[str, bytes]:

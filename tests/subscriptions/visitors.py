@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.test import Client
 from django.utils import timezone
 
 from apps.subscriptions.models import Subscription
@@ -63,3 +64,12 @@ def make_visitor(kind: str, **user_fields):
     elif kind == "complimentary":
         ComplimentaryAccessFactory(user=user, reason="review copy", ends_at=now + timedelta(days=30))
     return user
+
+
+def client_for(kind: str) -> Client:
+    """A test client signed in as a new visitor of that kind (the anonymous one stays signed out)."""
+    client = Client()
+    visitor = make_visitor(kind)
+    if visitor.is_authenticated:
+        client.force_login(visitor)
+    return client
