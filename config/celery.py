@@ -1,5 +1,6 @@
 """The Celery app. Settings come from Django's settings under the CELERY_ prefix
 (config/settings/base.py lists queues, limits and acknowledgement policy)."""
+
 import os
 
 from celery import Celery

@@ -3,6 +3,7 @@
 Every setting the project takes from outside goes through these, so that a typo in a
 variable's value fails loudly at start-up instead of silently becoming a default.
 """
+
 import os
 
 from django.core.exceptions import ImproperlyConfigured

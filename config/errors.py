@@ -1,4 +1,5 @@
 """The site's own 400 page, which tells a reader whose form was too large what to do about it."""
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponseBadRequest

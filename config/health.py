@@ -1,4 +1,5 @@
 """GET /health/: is this web process able to reach what it depends on?"""
+
 import logging
 
 from django.conf import settings
@@ -22,7 +23,11 @@ def check_database() -> None:
 def check_broker() -> None:
     # A fresh connection each time, from current settings: the probe must notice a broker
     # that went away, not a pooled connection that used to work.
-    with Connection(settings.CELERY_BROKER_URL, connect_timeout=BROKER_TIMEOUT_S, transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS) as conn:
+    with Connection(
+        settings.CELERY_BROKER_URL,
+        connect_timeout=BROKER_TIMEOUT_S,
+        transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+    ) as conn:
         conn.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT_S)
 
 
@@ -41,4 +46,6 @@ def health(request):
             logger.warning("health check %s failed", name, extra={"check": name, "error": str(exc)})
             results[name] = "unavailable"
     healthy = all(value == "ok" for value in results.values())
-    return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": results}, status=200 if healthy else 503)
+    return JsonResponse(
+        {"status": "ok" if healthy else "unavailable", "checks": results}, status=200 if healthy else 503
+    )

@@ -1,4 +1,5 @@
 """Structured logs: one JSON object per line, and one line per request."""
+
 import json
 import logging
 import time

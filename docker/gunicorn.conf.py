@@ -1,5 +1,6 @@
 """Gunicorn settings for the `web` service (docker-compose.yml). Every value can be changed from
 the environment without rebuilding the image."""
+
 import multiprocessing
 import os
 

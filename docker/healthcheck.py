@@ -4,6 +4,7 @@ Standard library only (no curl in the slim image). The Host header is the first 
 ALLOWED_HOSTS, so Django does not answer 400 to a probe addressed to 127.0.0.1; redirects are
 not followed, so a 301 (e.g. the SSL redirect) counts as unhealthy instead of hiding a problem.
 """
+
 import os
 import sys
 import urllib.error

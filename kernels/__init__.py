@@ -7,7 +7,9 @@ See kernels/README.md for the submission format, the API and the result schema.
 
 from kernels.compiler import compile_submission
 from kernels.judge import GpuJudge, JudgeOptions, judge_submission
-from kernels.problems import Problem, available as available_problems, load as load_problem
+from kernels.problems import Problem
+from kernels.problems import available as available_problems
+from kernels.problems import load as load_problem
 from kernels.results import (
     SCHEMA_VERSION,
     BenchResult,

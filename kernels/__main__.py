@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     if not gpu_present():
         print("bench needs an NVIDIA GPU (nvidia-smi finds none here); `check` runs anywhere", file=sys.stderr)
         return 2
-    options = JudgeOptions(seed=args.seed, bench=not args.no_time, timeout_s=args.timeout, time_budget_s=args.time_budget)
+    options = JudgeOptions(
+        seed=args.seed, bench=not args.no_time, timeout_s=args.timeout, time_budget_s=args.time_budget
+    )
     with GpuJudge(warm=False) as judge:
         result = judge.judge(compiled, options)
     _emit(result, args.json, lambda r: _format_judge(r, compiled))
@@ -34,9 +36,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m kernels", description="Compile, check and time CUDA kernel submissions.")
+    parser = argparse.ArgumentParser(
+        prog="python -m kernels", description="Compile, check and time CUDA kernel submissions."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("check", "compile and validate the plan (no GPU needed)"), ("bench", "check on the GPU, then time against the baseline")):
+    for name, text in (
+        ("check", "compile and validate the plan (no GPU needed)"),
+        ("bench", "check on the GPU, then time against the baseline"),
+    ):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("file", help="the submission, one .cu file with a /* @plan ... */ block")
         cmd.add_argument("--problem", required=True, choices=problems.available())
@@ -45,7 +52,9 @@ def _parser() -> argparse.ArgumentParser:
         if name == "bench":
             cmd.add_argument("--seed", type=int, default=None, help="input seed (default: fresh random)")
             cmd.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of the GPU run, seconds")
-            cmd.add_argument("--time-budget", type=float, default=4.0, help="seconds of timed rounds per benchmark shape")
+            cmd.add_argument(
+                "--time-budget", type=float, default=4.0, help="seconds of timed rounds per benchmark shape"
+            )
             cmd.add_argument("--no-time", action="store_true", help="correctness only")
     selftest = sub.add_parser("selftest", help="measure the judge's fidelity and cost on this GPU")
     selftest.add_argument("--json", action="store_true")
@@ -61,28 +70,41 @@ def _format_compile(result: CompileResult) -> str:
     if result.log.strip() and not result.ok:
         lines += ["", result.log.rstrip()]
     for k in result.kernels:
-        lines.append(f"  {k.name}: {k.registers} registers, {k.static_shared_bytes} B static shared, "
-                     f"{k.local_bytes} B stack, spills {k.spill_store_bytes}/{k.spill_load_bytes} B (store/load)")
+        lines.append(
+            f"  {k.name}: {k.registers} registers, {k.static_shared_bytes} B static shared, "
+            f"{k.local_bytes} B stack, spills {k.spill_store_bytes}/{k.spill_load_bytes} B (store/load)"
+        )
     return "\n".join(lines)
 
 
 def _format_judge(result: JudgeResult, compiled: CompileResult) -> str:
-    lines = [f"{result.verdict.value.upper()}: {result.message}", f"  seed {result.seed}, compile {compiled.compile_time_ms:.0f} ms, GPU run {result.wall_time_ms:.0f} ms"]
+    lines = [
+        f"{result.verdict.value.upper()}: {result.message}",
+        f"  seed {result.seed}, compile {compiled.compile_time_ms:.0f} ms, GPU run {result.wall_time_ms:.0f} ms",
+    ]
     for k in result.kernels:
-        lines.append(f"  kernel {k.name}: {k.registers} regs, {k.static_shared_bytes} B static smem, {k.local_bytes} B local, max {k.max_threads_per_block} threads/block")
+        lines.append(
+            f"  kernel {k.name}: {k.registers} regs, {k.static_shared_bytes} B static smem, {k.local_bytes} B local, max {k.max_threads_per_block} threads/block"
+        )
     for c in result.checks:
         lines.append(f"  check {c.message}")
     for b in result.benchmarks:
         sizes = "x".join(str(v) for v in b.sizes.values())
-        lines.append(f"  bench {sizes}: median {b.candidate.median_ms:.4f} ms (IQR {b.candidate.iqr_ms:.4f}, n={b.candidate.samples}), "
-                     f"{b.tflops:.2f} TFLOP/s, {b.gbps:.0f} GB/s")
-        lines.append(f"        baseline {b.baseline.median_ms:.4f} ms ({b.baseline_tflops:.2f} TFLOP/s): {b.pct_of_baseline:.1f}% of baseline, "
-                     f"{b.pct_of_roofline:.1f}% of roofline ({b.roofline_tflops:.2f} TFLOP/s), max rel_err {b.max_rel_err:.1e}")
+        lines.append(
+            f"  bench {sizes}: median {b.candidate.median_ms:.4f} ms (IQR {b.candidate.iqr_ms:.4f}, n={b.candidate.samples}), "
+            f"{b.tflops:.2f} TFLOP/s, {b.gbps:.0f} GB/s"
+        )
+        lines.append(
+            f"        baseline {b.baseline.median_ms:.4f} ms ({b.baseline_tflops:.2f} TFLOP/s): {b.pct_of_baseline:.1f}% of baseline, "
+            f"{b.pct_of_roofline:.1f}% of roofline ({b.roofline_tflops:.2f} TFLOP/s), max rel_err {b.max_rel_err:.1e}"
+        )
         lines += [f"        FLAG: {f}" for f in b.flags]
     if result.telemetry:
         t = result.telemetry
-        lines.append(f"  GPU {t.gpu_name} (cc {t.compute_capability}), SM clock {t.sm_clock_mhz}/{t.max_sm_clock_mhz} MHz, {t.temperature_c} C, "
-                     f"driver {t.driver_version}, CUDA {t.cuda_runtime_version}, CuPy {t.cupy_version}, NVRTC {t.nvrtc_version}")
+        lines.append(
+            f"  GPU {t.gpu_name} (cc {t.compute_capability}), SM clock {t.sm_clock_mhz}/{t.max_sm_clock_mhz} MHz, {t.temperature_c} C, "
+            f"driver {t.driver_version}, CUDA {t.cuda_runtime_version}, CuPy {t.cupy_version}, NVRTC {t.nvrtc_version}"
+        )
     if result.ceilings:
         c = result.ceilings
         tensor = f", FP16 tensor {c.tensor_fp16_tflops:.0f} TFLOP/s" if c.tensor_fp16_tflops else ""

@@ -15,10 +15,10 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Optional, Union
 
 from kernels import plan as plan_mod
-from kernels import problems, sandbox, source as source_mod
+from kernels import problems, sandbox
+from kernels import source as source_mod
 from kernels.results import CompileResult, KernelResources, Verdict
 
 DEFAULT_ARCH = "sm_90"
@@ -44,7 +44,7 @@ def nvrtc_version() -> str:
 
 def compile_submission(
     source: str,
-    problem: Union[str, problems.Problem],
+    problem: str | problems.Problem,
     arch: str = DEFAULT_ARCH,
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> CompileResult:
@@ -53,7 +53,10 @@ def compile_submission(
     if arch not in SUPPORTED_ARCHS:
         raise ValueError(f"arch {arch!r} is not one of {', '.join(SUPPORTED_ARCHS)}")
     result = CompileResult(
-        verdict=Verdict.COMPILED, message="", problem=problem.name, arch=arch,
+        verdict=Verdict.COMPILED,
+        message="",
+        problem=problem.name,
+        arch=arch,
         source_sha256=hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest(),
     )
     try:
@@ -69,7 +72,9 @@ def compile_submission(
     names = sorted({launch.kernel for launch in launches})
     payload = {"source": source, "names": names, "arch": arch}
     outcome = sandbox.run_once(
-        "kernels.compiler:compile_job", payload, timeout_s,
+        "kernels.compiler:compile_job",
+        payload,
+        timeout_s,
         sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES),
     )
     return _with_outcome(result, outcome, names, timeout_s)
@@ -79,7 +84,9 @@ def _check_kernels_defined(source: str, launches: list[plan_mod.Launch]) -> None
     code = source_mod.strip_comments(source)
     for launch in launches:
         if not re.search(rf"\b{re.escape(launch.base_name)}\b", code):
-            raise plan_mod.PlanError(f"the plan launches {launch.kernel!r} but no kernel {launch.base_name!r} is defined")
+            raise plan_mod.PlanError(
+                f"the plan launches {launch.kernel!r} but no kernel {launch.base_name!r} is defined"
+            )
 
 
 def _failed(result: CompileResult, verdict: Verdict, message: str, log: str = "") -> CompileResult:
@@ -125,7 +132,9 @@ def compile_job(payload: dict) -> dict:
     return {"ok": ok, "log": log, "cubin": cubin, "lowered_names": lowered, "nvrtc_version": nvrtc_version()}
 
 
-def nvrtc_compile(source: str, names: list[str], arch: str, extra_options: tuple[str, ...] = ()) -> tuple[bool, str, bytes, dict]:
+def nvrtc_compile(
+    source: str, names: list[str], arch: str, extra_options: tuple[str, ...] = ()
+) -> tuple[bool, str, bytes, dict]:
     """Compile to a cubin for `arch`; (ok, log, cubin, {name expression: lowered name})."""
     nvrtc = _nvrtc()
     options = [
@@ -187,7 +196,7 @@ _CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
 def parse_ptxas_info(log: str) -> dict[str, KernelResources]:
     """ptxas -v's report per entry function, keyed by lowered name."""
     found: dict[str, KernelResources] = {}
-    current: Optional[KernelResources] = None
+    current: KernelResources | None = None
     for line in log.splitlines():
         if m := _ENTRY.search(line):
             current = found.setdefault(m.group(1), KernelResources(m.group(1), m.group(1)))
@@ -246,7 +255,7 @@ def _candidate_dirs() -> list[Path]:
     return unique
 
 
-def _cudart_major(folder: Path) -> Optional[int]:
+def _cudart_major(folder: Path) -> int | None:
     try:
         match = _VERSION_DEFINE.search((folder / "cuda_runtime_api.h").read_text(errors="replace"))
     except OSError:

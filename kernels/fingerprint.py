@@ -95,6 +95,13 @@ def agreement_job(payload: Any = None) -> list[dict]:
     rows = []
     for name, array in arrays.items():
         for key in (0, 2**63 + 12345):
-            rows.append({"array": name, "key": key, "gpu": fingerprint(array, key), "cpu": fingerprint(cp.asnumpy(array), key),
-                         "gpu_again": fingerprint(array, key)})
+            rows.append(
+                {
+                    "array": name,
+                    "key": key,
+                    "gpu": fingerprint(array, key),
+                    "cpu": fingerprint(cp.asnumpy(array), key),
+                    "gpu_again": fingerprint(array, key),
+                }
+            )
     return rows

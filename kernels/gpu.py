@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import cupy as cp
 import numpy as np
@@ -91,7 +91,7 @@ CEILINGS_METHOD = (
     "tensor_fp16: cuBLAS GemmEx FP16 in, FP32 compute and out, 8192^3, median of 5"
 )
 
-_CONTEXT: Optional[GpuContext] = None
+_CONTEXT: GpuContext | None = None
 
 
 def context() -> GpuContext:
@@ -145,7 +145,7 @@ def _arch_of(ctx: GpuContext) -> str:
     return f"sm_{ctx.cc_major}{ctx.cc_minor}"
 
 
-def time_median_ms(launch: Callable[[], None], repeats: int, before: Optional[Callable[[], None]] = None) -> float:
+def time_median_ms(launch: Callable[[], None], repeats: int, before: Callable[[], None] | None = None) -> float:
     """Median of CUDA-event times of `launch` (after one warm-up), `before` run outside the timed region."""
     start, end = cp.cuda.Event(), cp.cuda.Event()
     launch()
@@ -207,9 +207,27 @@ def measure_tensor_fp16_tflops(handle: int, n: int = 8192) -> float:
     one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
 
     def gemm() -> None:
-        cublas.gemmEx(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, n, n, one.ctypes.data,
-                      a.data.ptr, runtime.CUDA_R_16F, n, a.data.ptr, runtime.CUDA_R_16F, n, zero.ctypes.data,
-                      c.data.ptr, runtime.CUDA_R_32F, n, cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT)
+        cublas.gemmEx(
+            handle,
+            cublas.CUBLAS_OP_N,
+            cublas.CUBLAS_OP_N,
+            n,
+            n,
+            n,
+            one.ctypes.data,
+            a.data.ptr,
+            runtime.CUDA_R_16F,
+            n,
+            a.data.ptr,
+            runtime.CUDA_R_16F,
+            n,
+            zero.ctypes.data,
+            c.data.ptr,
+            runtime.CUDA_R_32F,
+            n,
+            cublas.CUBLAS_COMPUTE_32F,
+            cublas.CUBLAS_GEMM_DEFAULT,
+        )
 
     ms = time_median_ms(gemm, repeats=5)
     return 2 * n**3 / (ms * 1e-3) / 1e12
@@ -236,10 +254,17 @@ def telemetry(ctx: GpuContext) -> Telemetry:
 def _fill_from_nvidia_smi(info: Telemetry, device: str) -> None:
     query = "clocks.sm,clocks.max.sm,temperature.gpu,power.draw,driver_version"
     try:
-        line = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", f"--id={device}"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip().splitlines()[0]
+        line = (
+            subprocess.run(
+                ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", f"--id={device}"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[0]
+        )
     except (OSError, subprocess.SubprocessError, IndexError):
         return
     sm, max_sm, temp, power, driver = [v.strip() for v in line.split(",")]
@@ -250,14 +275,14 @@ def _fill_from_nvidia_smi(info: Telemetry, device: str) -> None:
     info.driver_version = driver
 
 
-def _int_or_none(text: str) -> Optional[int]:
+def _int_or_none(text: str) -> int | None:
     try:
         return int(float(text))
     except ValueError:
         return None
 
 
-def _float_or_none(text: str) -> Optional[float]:
+def _float_or_none(text: str) -> float | None:
     try:
         return float(text)
     except ValueError:

@@ -14,7 +14,6 @@ import secrets
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
-from typing import Optional, Union
 
 from kernels import compiler, problems, sandbox
 from kernels.results import CompileResult, JudgeResult, Verdict
@@ -25,7 +24,7 @@ JOB = "kernels.runner:judge_job"
 
 @dataclass(frozen=True)
 class JudgeOptions:
-    seed: Optional[int] = None  # None: a fresh random seed per run (recorded in the result); set it on ranked runs
+    seed: int | None = None  # None: a fresh random seed per run (recorded in the result); set it on ranked runs
     bench: bool = True  # False: correctness only
     timeout_s: float = 120.0  # wall clock for the whole GPU job; the child is killed after it
     time_budget_s: float = 4.0  # per benchmark shape, for the timed rounds
@@ -48,15 +47,22 @@ class GpuJudge:
         self.job = job
         self.worker = sandbox.Worker(setup=warm_up if warm else None)
 
-    def start(self) -> Optional[str]:
+    def start(self) -> str | None:
         """Start the child now (CUDA context, cuBLAS handle, ceilings); returns an error text if that failed."""
         outcome = self.worker.start()
-        return None if outcome.status is sandbox.Status.OK else (outcome.error or outcome.died_of or outcome.status.value)
+        return (
+            None if outcome.status is sandbox.Status.OK else (outcome.error or outcome.died_of or outcome.status.value)
+        )
 
     def judge(self, compiled: CompileResult, options: JudgeOptions = JudgeOptions()) -> JudgeResult:
         if not compiled.ok:
-            return JudgeResult(verdict=compiled.verdict, message=compiled.message, problem=compiled.problem,
-                               error=compiled.log, compile_time_ms=compiled.compile_time_ms)
+            return JudgeResult(
+                verdict=compiled.verdict,
+                message=compiled.message,
+                problem=compiled.problem,
+                error=compiled.log,
+                compile_time_ms=compiled.compile_time_ms,
+            )
         seed = options.seed if options.seed is not None else secrets.randbits(31)
         job_options = {k: v for k, v in asdict(options).items() if k not in ("seed", "timeout_s")}
         payload = {
@@ -80,7 +86,7 @@ class GpuJudge:
     def close(self) -> None:
         self.worker.close()
 
-    def __enter__(self) -> "GpuJudge":
+    def __enter__(self) -> GpuJudge:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -91,12 +97,18 @@ def _from_outcome(outcome: sandbox.Outcome, problem: str, seed: int, timeout_s: 
     if outcome.status is sandbox.Status.OK:
         result = outcome.value
     elif outcome.status is sandbox.Status.TIMED_OUT:
-        result = JudgeResult(Verdict.TIMED_OUT, f"no answer within {timeout_s:g} s (an endless loop, or far too slow); the run was killed",
-                             problem, seed)
+        result = JudgeResult(
+            Verdict.TIMED_OUT,
+            f"no answer within {timeout_s:g} s (an endless loop, or far too slow); the run was killed",
+            problem,
+            seed,
+        )
     elif outcome.status is sandbox.Status.CRASHED:
         result = JudgeResult(Verdict.CRASHED, f"the GPU process died ({outcome.died_of})", problem, seed)
     else:
-        result = JudgeResult(Verdict.INTERNAL_ERROR, "the judge failed; this is not your fault", problem, seed, error=outcome.error)
+        result = JudgeResult(
+            Verdict.INTERNAL_ERROR, "the judge failed; this is not your fault", problem, seed, error=outcome.error
+        )
     result.output, result.output_bytes = outcome.output, outcome.output_bytes
     result.wall_time_ms = outcome.wall_time_ms
     return result
@@ -114,14 +126,16 @@ def gpu_present() -> bool:
 
 
 def judge_submission(
-    submission: Union[str, CompileResult],
-    problem: Union[str, problems.Problem, None] = None,
+    submission: str | CompileResult,
+    problem: str | problems.Problem | None = None,
     arch: str = compiler.DEFAULT_ARCH,
     options: JudgeOptions = JudgeOptions(),
-    judge: Optional[GpuJudge] = None,
+    judge: GpuJudge | None = None,
 ) -> JudgeResult:
     """Compile (unless given a CompileResult) and judge one submission; a temporary worker unless `judge`."""
-    compiled = submission if isinstance(submission, CompileResult) else compiler.compile_submission(submission, problem, arch)
+    compiled = (
+        submission if isinstance(submission, CompileResult) else compiler.compile_submission(submission, problem, arch)
+    )
     if judge is not None:
         return judge.judge(compiled, options)
     with GpuJudge(warm=False) as temporary:

@@ -68,7 +68,12 @@ class Launch:
         return self.kernel.split("<", 1)[0].strip().split("::")[-1]
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "grid": list(self.grid), "block": list(self.block), "shared_bytes": self.shared_bytes}
+        return {
+            "kernel": self.kernel,
+            "grid": list(self.grid),
+            "block": list(self.block),
+            "shared_bytes": self.shared_bytes,
+        }
 
 
 def extract_plan(source: str) -> list[Launch]:
@@ -153,7 +158,9 @@ def _eval_node(node: ast.AST, sizes: dict[str, int], text: str) -> int:
         return _FUNCTIONS[node.func.id](*args)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         raise PlanError(f"use // for integer division in {text!r}")
-    raise PlanError(f"{text!r}: only integers, {', '.join(sizes)}, + - * // %, parentheses and cdiv/min/max are allowed")
+    raise PlanError(
+        f"{text!r}: only integers, {', '.join(sizes)}, + - * // %, parentheses and cdiv/min/max are allowed"
+    )
 
 
 _BINARY = {

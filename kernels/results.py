@@ -14,7 +14,7 @@ import json
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 SCHEMA_VERSION = 1
 
@@ -41,7 +41,7 @@ class _Schema:
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _dump(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
-    def to_json(self, indent: Optional[int] = None) -> str:
+    def to_json(self, indent: int | None = None) -> str:
         return json.dumps({"schema_version": SCHEMA_VERSION, **self.to_dict()}, indent=indent)
 
     @classmethod
@@ -106,13 +106,13 @@ class KernelResources(_Schema):
 
     name: str  # as written in the plan, e.g. "sgemm_tiled<64, 64>"
     lowered_name: str  # the mangled symbol in the cubin
-    registers: Optional[int] = None  # per thread
-    static_shared_bytes: Optional[int] = None
-    local_bytes: Optional[int] = None  # per thread; > 0 means a stack frame or spills
-    spill_store_bytes: Optional[int] = None
-    spill_load_bytes: Optional[int] = None
-    const_bytes: Optional[int] = None
-    max_threads_per_block: Optional[int] = None  # what the loaded function allows given its registers
+    registers: int | None = None  # per thread
+    static_shared_bytes: int | None = None
+    local_bytes: int | None = None  # per thread; > 0 means a stack frame or spills
+    spill_store_bytes: int | None = None
+    spill_load_bytes: int | None = None
+    const_bytes: int | None = None
+    max_threads_per_block: int | None = None  # what the loaded function allows given its registers
 
 
 @dataclass
@@ -151,14 +151,14 @@ class ShapeCheck(_Schema):
 
     sizes: dict[str, int]
     passed: bool
-    rel_err: Optional[float]  # ||out - ref|| / ||ref||, Frobenius
+    rel_err: float | None  # ||out - ref|| / ||ref||, Frobenius
     tolerance: float
-    max_abs_err: Optional[float] = None
+    max_abs_err: float | None = None
     nonfinite_count: int = 0  # NaN (poison left unwritten) or Inf
     bad_count: int = 0  # elements off by more than `element_tolerance_factor` x tolerance x rms(ref)
-    first_bad_index: Optional[list[int]] = None  # multi-index into the output, e.g. [row, col]
-    first_bad_value: Optional[float] = None
-    first_bad_expected: Optional[float] = None
+    first_bad_index: list[int] | None = None  # multi-index into the output, e.g. [row, col]
+    first_bad_value: float | None = None
+    first_bad_expected: float | None = None
     message: str = ""
 
 
@@ -203,8 +203,8 @@ class Ceilings(_Schema):
     """Ceilings measured once per worker process on the GPU in use."""
 
     copy_gbps: float  # device-to-device copy, bytes read + written per second
-    fp32_tflops: Optional[float] = None  # FFMA loop kernel, all SMs
-    tensor_fp16_tflops: Optional[float] = None  # cuBLAS GemmEx FP16 in / FP32 accumulate at 8192^3
+    fp32_tflops: float | None = None  # FFMA loop kernel, all SMs
+    tensor_fp16_tflops: float | None = None  # cuBLAS GemmEx FP16 in / FP32 accumulate at 8192^3
     method: str = ""
 
 
@@ -214,10 +214,10 @@ class Telemetry(_Schema):
     compute_capability: str = ""
     sm_count: int = 0
     l2_bytes: int = 0
-    sm_clock_mhz: Optional[int] = None  # read right after the timed rounds
-    max_sm_clock_mhz: Optional[int] = None
-    temperature_c: Optional[int] = None
-    power_w: Optional[float] = None
+    sm_clock_mhz: int | None = None  # read right after the timed rounds
+    max_sm_clock_mhz: int | None = None
+    temperature_c: int | None = None
+    power_w: float | None = None
     driver_version: str = ""
     cuda_driver_version: int = 0
     cuda_runtime_version: int = 0
@@ -231,12 +231,12 @@ class JudgeResult(_Schema):
     verdict: Verdict
     message: str
     problem: str
-    seed: Optional[int] = None  # the run's input seed; hide it from readers on ranked runs
+    seed: int | None = None  # the run's input seed; hide it from readers on ranked runs
     checks: list[ShapeCheck] = field(default_factory=list)
     benchmarks: list[BenchResult] = field(default_factory=list)
     kernels: list[KernelResources] = field(default_factory=list)
-    telemetry: Optional[Telemetry] = None
-    ceilings: Optional[Ceilings] = None
+    telemetry: Telemetry | None = None
+    ceilings: Ceilings | None = None
     output: str = ""  # what the kernels printed (printf), truncated to the cap
     output_bytes: int = 0
     error: str = ""  # the CUDA error or traceback for RUNTIME_ERROR / CRASHED / INTERNAL_ERROR

@@ -21,18 +21,26 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 import cupy as cp
 import numpy as np
 from cupy.cuda import driver, runtime
 
-from kernels import gpu, plan as plan_mod, problems
+from kernels import gpu, problems
+from kernels import plan as plan_mod
 from kernels.fingerprint import fingerprint
 from kernels.problems import ELEMENT_TOLERANCE_FACTOR, Problem, Shape
 from kernels.results import (
-    BenchResult, JudgeResult, KernelResources, ResolvedLaunch, ShapeCheck, TimingStats, Verdict,
+    BenchResult,
+    JudgeResult,
+    KernelResources,
+    ResolvedLaunch,
+    ShapeCheck,
+    TimingStats,
+    Verdict,
 )
 
 # Anything a kernel prints beyond this is a flood: printf from every thread of a grid, say.
@@ -79,7 +87,10 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
     try:
         ctx = gpu.context()
         _check_arch(payload["arch"], ctx)
-        launches = [plan_mod.Launch(d["kernel"], tuple(d["grid"]), tuple(d["block"]), d["shared_bytes"]) for d in payload["plan"]]
+        launches = [
+            plan_mod.Launch(d["kernel"], tuple(d["grid"]), tuple(d["block"]), d["shared_bytes"])
+            for d in payload["plan"]
+        ]
         kernels = _load(payload, problem, launches, ctx, result)
         stage = "the correctness checks"
         for shape in problem.tests:
@@ -87,7 +98,10 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
             _check_printed_output()
         failed = [c for c in result.checks if not c.passed]
         if failed:
-            raise JobFailed(Verdict.WRONG_ANSWER, f"wrong at {len(failed)} of {len(result.checks)} test shapes; first: {failed[0].message}")
+            raise JobFailed(
+                Verdict.WRONG_ANSWER,
+                f"wrong at {len(failed)} of {len(result.checks)} test shapes; first: {failed[0].message}",
+            )
         if options.bench:
             stage = "the timed rounds"
             ceilings = ctx.ceilings(tensor_fp16=problem.compute_unit == "tensor_fp16")
@@ -101,7 +115,11 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
     except plan_mod.PlanError as exc:
         result.verdict, result.message = Verdict.PLAN_ERROR, str(exc)
     except CUDA_ERRORS as exc:
-        result.verdict, result.message, result.error = Verdict.RUNTIME_ERROR, f"CUDA error during {stage}: {exc}", repr(exc)
+        result.verdict, result.message, result.error = (
+            Verdict.RUNTIME_ERROR,
+            f"CUDA error during {stage}: {exc}",
+            repr(exc),
+        )
     return result
 
 
@@ -110,10 +128,13 @@ def _check_arch(arch: str, ctx: gpu.GpuContext) -> None:
     exact = arch.endswith("a")  # sm_90a code runs on compute capability 9.0 only
     runs = major == ctx.cc_major and (minor == ctx.cc_minor if exact else minor <= ctx.cc_minor)
     if not runs:
-        raise JobFailed(Verdict.INTERNAL_ERROR, f"compiled for {arch}, but this GPU is compute capability {ctx.compute_capability}")
+        raise JobFailed(
+            Verdict.INTERNAL_ERROR, f"compiled for {arch}, but this GPU is compute capability {ctx.compute_capability}"
+        )
 
 
 # ---- loading ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class LoadedKernel:
@@ -153,11 +174,13 @@ def _fit_launches(problem: Problem, launches, kernels, ctx: gpu.GpuContext, arch
             if threads > res.max_threads_per_block:
                 raise plan_mod.PlanError(
                     f"{launch.kernel}: {threads} threads per block, but with {res.registers} registers per thread "
-                    f"it can launch at most {res.max_threads_per_block}")
+                    f"it can launch at most {res.max_threads_per_block}"
+                )
             if res.static_shared_bytes + resolved.shared_bytes > ctx.max_shared_optin_bytes:
                 raise plan_mod.PlanError(
                     f"{launch.kernel}: {res.static_shared_bytes} static + {resolved.shared_bytes} dynamic bytes of shared "
-                    f"memory exceed this GPU's {ctx.max_shared_optin_bytes} per block")
+                    f"memory exceed this GPU's {ctx.max_shared_optin_bytes} per block"
+                )
             dynamic_needed[launch.kernel] = max(dynamic_needed.get(launch.kernel, 0), resolved.shared_bytes)
     for name, needed in dynamic_needed.items():
         if needed > _DEFAULT_DYNAMIC_SHARED_BYTES - kernels[name].resources.static_shared_bytes:
@@ -172,6 +195,7 @@ def _fit_launches(problem: Problem, launches, kernels, ctx: gpu.GpuContext, arch
 # given are checked against fingerprints held on the host (kernels/fingerprint.py), not against device
 # copies. The guard bands stay: they name a sloppy out-of-bounds write precisely.
 
+
 class Guarded:
     """Room for an array shaped like `like`, between two guard bands of known bytes: writes out of bounds
     show up there."""
@@ -180,11 +204,11 @@ class Guarded:
         body = (like.nbytes + 255) // 256 * 256  # keep the array 256-byte aligned, as cudaMalloc would
         self.base = cp.empty(GUARD_BYTES + body + GUARD_BYTES, dtype=cp.uint8)
         self.base.fill(GUARD_BYTE)
-        self.array = self.base[GUARD_BYTES:GUARD_BYTES + like.nbytes].view(like.dtype).reshape(like.shape)
+        self.array = self.base[GUARD_BYTES : GUARD_BYTES + like.nbytes].view(like.dtype).reshape(like.shape)
         self._tail = GUARD_BYTES + like.nbytes
 
     def guards_intact(self) -> bool:
-        return not bool((self.base[:GUARD_BYTES] != GUARD_BYTE).any() or (self.base[self._tail:] != GUARD_BYTE).any())
+        return not bool((self.base[:GUARD_BYTES] != GUARD_BYTE).any() or (self.base[self._tail :] != GUARD_BYTE).any())
 
 
 @dataclass
@@ -204,7 +228,7 @@ class Prepared:
         """The input set, drawn again from its seed (a fresh generator: no state survives a launch)."""
         return self.problem.module().make_inputs(self.sizes, cp.random.default_rng(self.seed), self.problem.params)
 
-    def reset_output(self, inputs: Optional[dict[str, cp.ndarray]] = None) -> None:
+    def reset_output(self, inputs: dict[str, cp.ndarray] | None = None) -> None:
         """The output's starting value: the input's values where it is read (GEMM's C; regenerated unless
         given), else NaN poison."""
         out = self.buffers[self.problem.output].array
@@ -222,7 +246,7 @@ def _read_inputs(problem: Problem) -> list[str]:
     return _const_inputs(problem) + ([problem.output] if problem.output_is_input else [])
 
 
-def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reuse: Optional[Prepared] = None) -> Prepared:
+def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reuse: Prepared | None = None) -> Prepared:
     """Draw an input set into the buffers, output reset, and fingerprint it. With `reuse`, refill its
     buffers in place: the timed rounds keep the same addresses from round to round, so a kernel that skips
     work when handed the same pointers is caught. No reference yet: see `expected_after`."""
@@ -256,8 +280,11 @@ def input_faults(prepared: Prepared) -> str:
     spoiled = [n for n, b in prepared.buffers.items() if not b.guards_intact()]
     if spoiled:
         return f"wrote out of bounds, next to {', '.join(spoiled)}"
-    changed = [n for n in _const_inputs(prepared.problem)
-               if fingerprint(prepared.buffers[n].array, prepared.key) != prepared.fingerprints[n]]
+    changed = [
+        n
+        for n in _const_inputs(prepared.problem)
+        if fingerprint(prepared.buffers[n].array, prepared.key) != prepared.fingerprints[n]
+    ]
     if changed:
         return f"the kernel modified its input{'s' if len(changed) > 1 else ''} {', '.join(changed)} (declared const: it must come back unchanged)"
     return ""
@@ -294,9 +321,11 @@ def expected_after(prepared: Prepared) -> Expected:
     if drifted:
         # Generation is deterministic, so only a write into the judge's own device state (CuPy's random
         # generator, say) gets here; the worker is replaced after a runtime error.
-        raise JobFailed(Verdict.RUNTIME_ERROR,
-                        f"inputs {', '.join(drifted)} regenerated from the seed differ from those launched: device memory "
-                        "of the judge was overwritten during the run")
+        raise JobFailed(
+            Verdict.RUNTIME_ERROR,
+            f"inputs {', '.join(drifted)} regenerated from the seed differ from those launched: device memory "
+            "of the judge was overwritten during the run",
+        )
     return expected_of(problem, inputs, prepared.sizes)
 
 
@@ -317,6 +346,7 @@ def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
 
 
 # ---- correctness -----------------------------------------------------------------------------------
+
 
 def check_shape(problem: Problem, shape: Shape, launches, kernels, seed: int, arch: str) -> ShapeCheck:
     """Fresh inputs, the candidate, then (only then) the input checks and the reference."""
@@ -345,8 +375,15 @@ def compare(out: cp.ndarray, expected: Expected, tol: float, sizes: dict[str, in
     rms_scale = expected.scale_norm / np.sqrt(max(ref.size, 1))
     bad = ~finite | (err > ELEMENT_TOLERANCE_FACTOR * tol * rms_scale)
     bad_count = int(cp.count_nonzero(bad))
-    check = ShapeCheck(sizes, nonfinite == 0 and bad_count == 0 and rel_err <= tol, rel_err, tol,
-                       max_abs_err=float(err.max()) if err.size else 0.0, nonfinite_count=nonfinite, bad_count=bad_count)
+    check = ShapeCheck(
+        sizes,
+        nonfinite == 0 and bad_count == 0 and rel_err <= tol,
+        rel_err,
+        tol,
+        max_abs_err=float(err.max()) if err.size else 0.0,
+        nonfinite_count=nonfinite,
+        bad_count=bad_count,
+    )
     if bad_count:
         flat = int(cp.argmax(bad))
         check.first_bad_index = [int(i) for i in np.unravel_index(flat, out.shape)]
@@ -366,7 +403,9 @@ def _describe(check: ShapeCheck) -> str:
         parts.append(f"{check.nonfinite_count} elements NaN/Inf (never written?)")
     if check.bad_count:
         got = "NaN/Inf" if check.first_bad_value is None else f"{check.first_bad_value:.6g}"
-        parts.append(f"{check.bad_count} elements wrong, first at {check.first_bad_index}: got {got}, expected {check.first_bad_expected:.6g}")
+        parts.append(
+            f"{check.bad_count} elements wrong, first at {check.first_bad_index}: got {got}, expected {check.first_bad_expected:.6g}"
+        )
     if check.rel_err > check.tolerance:
         parts.append(f"rel_err {check.rel_err:.2e} > tolerance {check.tolerance:.2e}")
     return f"{where}: " + "; ".join(parts)
@@ -379,12 +418,17 @@ def _label(sizes: dict[str, int]) -> str:
 def _check_printed_output() -> None:
     printed = os.fstat(1).st_size
     if printed > PRINTED_OUTPUT_LIMIT_BYTES:
-        raise JobFailed(Verdict.OUTPUT_LIMIT, f"the kernels printed {printed} bytes; the limit is {PRINTED_OUTPUT_LIMIT_BYTES}")
+        raise JobFailed(
+            Verdict.OUTPUT_LIMIT, f"the kernels printed {printed} bytes; the limit is {PRINTED_OUTPUT_LIMIT_BYTES}"
+        )
 
 
 # ---- timing ----------------------------------------------------------------------------------------
 
-def bench_shape(problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext) -> BenchResult:
+
+def bench_shape(
+    problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
+) -> BenchResult:
     sizes = shape.sizes
     resolved = [plan_mod.resolve(launch, sizes, arch) for launch in launches]
     tol = problem.tolerance(sizes)
@@ -469,10 +513,14 @@ def _rse(samples: list[float]) -> float:
 def stats(samples: list[float]) -> TimingStats:
     values = np.asarray(samples)
     q25, median, q75 = np.percentile(values, [25, 50, 75])
-    return TimingStats(len(values), float(median), float(q25), float(q75), float(values.min()), float(values.mean()), _rse(samples))
+    return TimingStats(
+        len(values), float(median), float(q25), float(q75), float(values.min()), float(values.mean()), _rse(samples)
+    )
 
 
-def _bench_result(problem: Problem, sizes, candidate_ms, baseline_ms, worst_rel_err, ctx: gpu.GpuContext, options: JobOptions) -> BenchResult:
+def _bench_result(
+    problem: Problem, sizes, candidate_ms, baseline_ms, worst_rel_err, ctx: gpu.GpuContext, options: JobOptions
+) -> BenchResult:
     cand, base = stats(candidate_ms), stats(baseline_ms)
     flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
     ceilings = ctx.ceilings(tensor_fp16=problem.compute_unit == "tensor_fp16")
@@ -480,25 +528,39 @@ def _bench_result(problem: Problem, sizes, candidate_ms, baseline_ms, worst_rel_
     roofline = min(compute_tflops, flops / nbytes * ceilings.copy_gbps / 1e3)
     tflops = flops / (cand.median_ms * 1e-3) / 1e12
     result = BenchResult(
-        sizes=sizes, candidate=cand, baseline=base, baseline_name=problem.baseline_name,
-        pct_of_baseline=100 * base.median_ms / cand.median_ms, tflops=tflops,
+        sizes=sizes,
+        candidate=cand,
+        baseline=base,
+        baseline_name=problem.baseline_name,
+        pct_of_baseline=100 * base.median_ms / cand.median_ms,
+        tflops=tflops,
         gbps=nbytes / (cand.median_ms * 1e-3) / 1e9,
         baseline_tflops=flops / (base.median_ms * 1e-3) / 1e12,
-        roofline_tflops=roofline, pct_of_roofline=100 * tflops / roofline,
-        rounds_checked=cand.samples + 1, max_rel_err=worst_rel_err, flops=flops, bytes_moved=nbytes,
+        roofline_tflops=roofline,
+        pct_of_roofline=100 * tflops / roofline,
+        rounds_checked=cand.samples + 1,
+        max_rel_err=worst_rel_err,
+        flops=flops,
+        bytes_moved=nbytes,
     )
     if problem.flag_faster_than_baseline and result.pct_of_baseline > 100 + PLAUSIBILITY_MARGIN_PCT:
-        result.flags.append(f"faster than {problem.baseline_name} ({result.pct_of_baseline:.1f}%): review before trusting")
+        result.flags.append(
+            f"faster than {problem.baseline_name} ({result.pct_of_baseline:.1f}%): review before trusting"
+        )
     if result.pct_of_roofline > 100 + PLAUSIBILITY_MARGIN_PCT:
         result.flags.append(f"above the measured roofline ({result.pct_of_roofline:.1f}%): review before trusting")
     if max(cand.rel_std_err, base.rel_std_err) > 2 * options.target_rel_std_err:
-        result.flags.append(f"noisy: relative standard error {100 * max(cand.rel_std_err, base.rel_std_err):.2f}% after {cand.samples} rounds")
+        result.flags.append(
+            f"noisy: relative standard error {100 * max(cand.rel_std_err, base.rel_std_err):.2f}% after {cand.samples} rounds"
+        )
     return result
 
 
 def _summary(result: JudgeResult) -> str:
     text = f"correct at all {len(result.checks)} test shapes"
     for bench in result.benchmarks:
-        text += (f"; {_label(bench.sizes)}: {bench.candidate.median_ms:.3f} ms, {bench.tflops:.2f} TFLOP/s, "
-                 f"{bench.pct_of_baseline:.1f}% of baseline")
+        text += (
+            f"; {_label(bench.sizes)}: {bench.candidate.median_ms:.3f} ms, {bench.tflops:.2f} TFLOP/s, "
+            f"{bench.pct_of_baseline:.1f}% of baseline"
+        )
     return text

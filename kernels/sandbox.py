@@ -21,7 +21,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Optional
+from typing import Any
 
 # What the child may print per job before writes start failing (the excess is dropped, not stored). A
 # safety net only: the GPU job stops a printf flood at 64 KB (runner.PRINTED_OUTPUT_LIMIT_BYTES).
@@ -42,7 +42,7 @@ class Outcome:
     status: Status
     value: Any = None
     error: str = ""
-    exit_code: Optional[int] = None  # negative: killed by that signal
+    exit_code: int | None = None  # negative: killed by that signal
     output: str = ""  # the first OUTPUT_RETURNED_BYTES of what the child printed during the job
     output_bytes: int = 0  # how much it printed (up to OUTPUT_LIMIT_BYTES)
     wall_time_ms: float = 0.0
@@ -58,18 +58,18 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Limits:
-    address_space_bytes: Optional[int] = None  # RLIMIT_AS; leave None for CUDA, which maps huge ranges
+    address_space_bytes: int | None = None  # RLIMIT_AS; leave None for CUDA, which maps huge ranges
     output_bytes: int = OUTPUT_LIMIT_BYTES
 
 
 class Worker:
     """One child process running jobs in turn. Not thread-safe: one job at a time, like one GPU."""
 
-    def __init__(self, setup: Optional[str] = None, limits: Limits = Limits(), startup_timeout_s: float = 300.0):
+    def __init__(self, setup: str | None = None, limits: Limits = Limits(), startup_timeout_s: float = 300.0):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
         self.limits = limits
         self.startup_timeout_s = startup_timeout_s
-        self._process: Optional[multiprocessing.process.BaseProcess] = None
+        self._process: multiprocessing.process.BaseProcess | None = None
         self._conn = None
         self._log_path = ""
         self._setting_up = False  # spawned, its setup's answer not read yet
@@ -133,7 +133,7 @@ class Worker:
             os.unlink(self._log_path)
         self._log_path = ""
 
-    def __enter__(self) -> "Worker":
+    def __enter__(self) -> Worker:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -156,12 +156,22 @@ class Worker:
             return Outcome(Status.ERROR, error=body, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms)
         if ready or not self._process.is_alive():
             self._process.join(timeout=10)
-            return Outcome(Status.CRASHED, exit_code=self._process.exitcode, output=output,
-                           output_bytes=output_bytes, wall_time_ms=wall_ms)
+            return Outcome(
+                Status.CRASHED,
+                exit_code=self._process.exitcode,
+                output=output,
+                output_bytes=output_bytes,
+                wall_time_ms=wall_ms,
+            )
         self._process.kill()
         self._process.join(timeout=10)
-        return Outcome(Status.TIMED_OUT, exit_code=self._process.exitcode, output=output,
-                       output_bytes=output_bytes, wall_time_ms=wall_ms)
+        return Outcome(
+            Status.TIMED_OUT,
+            exit_code=self._process.exitcode,
+            output=output,
+            output_bytes=output_bytes,
+            wall_time_ms=wall_ms,
+        )
 
     def _read_output(self) -> tuple[str, int]:
         try:
@@ -184,7 +194,7 @@ def resolve(name: str):
     return getattr(importlib.import_module(module_name), attr)
 
 
-def _child_main(conn, log_path: str, setup: Optional[str], limits: Limits) -> None:
+def _child_main(conn, log_path: str, setup: str | None, limits: Limits) -> None:
     _redirect_output(log_path, limits.output_bytes)
     if limits.address_space_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))

@@ -6,6 +6,7 @@ queues, gunicorn target and config, management commands) and the health-check UR
 variables are resolved the way `docker compose` resolves them (`${VAR:-default}`), so a typo in
 a default breaks these tests too. No database is used.
 """
+
 from __future__ import annotations
 
 import ast
@@ -184,9 +185,12 @@ def python_defines(module_file: Path, name: str) -> bool:
             targets = node.targets
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             targets = [node.target]
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-            return True
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == name for a in node.names):
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            and node.name == name
+            or isinstance(node, (ast.Import, ast.ImportFrom))
+            and any((a.asname or a.name) == name for a in node.names)
+        ):
             return True
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return True
@@ -198,7 +202,9 @@ def module_file(dotted: str) -> Path:
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
             return candidate
-    raise AssertionError(f"module {dotted} does not exist in the repository (looked for {base}.py and {base}/__init__.py)")
+    raise AssertionError(
+        f"module {dotted} does not exist in the repository (looked for {base}.py and {base}/__init__.py)"
+    )
 
 
 def option(argv: list[str], *names: str) -> str | None:
@@ -249,7 +255,10 @@ def test_compose_files_validate_against_the_compose_spec():
     files = [COMPOSE_FILE, *OVERRIDE_FILES]
     result = subprocess.run(
         [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec", *map(str, files)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, f"check-jsonschema rejected a compose file:\n{result.stdout}\n{result.stderr}"
 
@@ -317,7 +326,9 @@ def test_build_contexts_dockerfiles_and_targets_exist(services):
         dockerfile = context / build.get("dockerfile", "Dockerfile")
         assert dockerfile.is_file(), f"{name}: {dockerfile} does not exist"
         if "target" in build:
-            assert build["target"] in stages, f"{name}: build target {build['target']!r} is not a stage of the Dockerfile ({sorted(stages)})"
+            assert build["target"] in stages, (
+                f"{name}: build target {build['target']!r} is not a stage of the Dockerfile ({sorted(stages)})"
+            )
 
 
 def test_files_the_dockerfile_copies_exist_and_are_not_dockerignored():
@@ -410,7 +421,9 @@ def check_celery(argv: list[str], where: str) -> dict:
     path = module_file(module)
     if path.name == "__init__.py" and not attribute and not python_defines(path, "app"):
         path = module_file(f"{module}.celery")  # `-A config` finds config.celery.app
-    assert python_defines(path, attribute or "app"), f"{where}: {path.relative_to(ROOT)} defines no `{attribute or 'app'}`"
+    assert python_defines(path, attribute or "app"), (
+        f"{where}: {path.relative_to(ROOT)} defines no `{attribute or 'app'}`"
+    )
     sub = next((a for a in argv[1:] if a in ("worker", "beat", "inspect", "flower", "events")), None)
     assert sub, f"{where}: no celery sub-command in {argv}"
     info = {"sub": sub}
@@ -419,7 +432,9 @@ def check_celery(argv: list[str], where: str) -> dict:
         assert queues, f"{where}: a worker must name its queues with -Q"
         info["queues"] = queues.split(",")
         unknown = set(info["queues"]) - declared_queues()
-        assert not unknown, f"{where}: queues {sorted(unknown)} are not declared in settings ({sorted(declared_queues())})"
+        assert not unknown, (
+            f"{where}: queues {sorted(unknown)} are not declared in settings ({sorted(declared_queues())})"
+        )
         info["node"] = option(argv, "-n", "--hostname")
     return info
 
@@ -481,7 +496,9 @@ def test_gpu_worker_runs_one_job_per_gpu(services):
     assert "gpu" in devices[0]["capabilities"]
     assert len(devices[0].get("device_ids", [])) == 1 or devices[0].get("count") == 1, "exactly one GPU per container"
     assert "CUDA_VISIBLE_DEVICES" in gpu["environment"], "pin the process to its GPU with CUDA_VISIBLE_DEVICES"
-    assert info["queues"] == [f"gpu.{gpu['environment'].get('GPU_KIND')}"], "GPU_KIND (what the worker reports) names its queue"
+    assert info["queues"] == [f"gpu.{gpu['environment'].get('GPU_KIND')}"], (
+        "GPU_KIND (what the worker reports) names its queue"
+    )
     assert "gpu" in gpu.get("profiles", []), "the gpu-worker needs a GPU; keep it behind the `gpu` profile"
 
 
@@ -492,7 +509,9 @@ def test_worker_health_checks_ping_their_own_node(services):
         text = " ".join(test) if isinstance(test, list) else test
         pinged = re.search(r"-d\s+\"?([^@\s\"]+)@", text)
         assert pinged and info["node"], f"{name}: the health check must ping this worker's node (-n / -d)"
-        assert info["node"].split("@")[0] == pinged.group(1), f"{name}: health check pings {pinged.group(1)}, worker is {info['node']}"
+        assert info["node"].split("@")[0] == pinged.group(1), (
+            f"{name}: health check pings {pinged.group(1)}, worker is {info['node']}"
+        )
 
 
 def test_health_check_urls_resolve(services):
@@ -504,7 +523,9 @@ def test_health_check_urls_resolve(services):
             urls += healthcheck_urls(arguments)
             script = re.search(r"\"(/app/[\w/.-]+\.py)\"", arguments)
             if script:
-                assert repo_path(script.group(1)).is_file(), f"Dockerfile HEALTHCHECK runs {script.group(1)}, which does not exist"
+                assert repo_path(script.group(1)).is_file(), (
+                    f"Dockerfile HEALTHCHECK runs {script.group(1)}, which does not exist"
+                )
     assert urls, "web has no HTTP health check"
     test = services["web"]["healthcheck"]["test"]
     if isinstance(test, list) and test[0] == "CMD":

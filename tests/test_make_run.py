@@ -2,6 +2,7 @@
 
 Runs the real command in a scratch data folder and talks to it over HTTP, then sends a
 task through the file-system broker to the worker that `make run` started."""
+
 import os
 import signal
 import socket
@@ -48,7 +49,14 @@ def dev_site(tmp_path):
     env.update(VAR_DIR=str(tmp_path), PORT=str(port), PYTHON=sys.executable)
     log_path = tmp_path / "make-run.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            ["make", "run", f"PORT={port}"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         yield f"http://127.0.0.1:{port}", env, log_path
     finally:
@@ -75,7 +83,20 @@ def test_make_run_serves_the_site_and_runs_tasks_with_no_services(dev_site):
     assert (Path(env["VAR_DIR"]) / "db.sqlite3").exists()  # SQLite, as no DATABASE_URL is set
 
     subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", "from apps.accounts.tasks import clear_expired_sessions; clear_expired_sessions.delay()"],
-        cwd=ROOT, env=env, check=True, timeout=60,
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "-c",
+            "from apps.accounts.tasks import clear_expired_sessions; clear_expired_sessions.delay()",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=60,
     )
-    _wait_for(lambda: "clear_expired_sessions" in log_path.read_text() and "succeeded" in log_path.read_text(), 60, "the worker to run the task")
+    _wait_for(
+        lambda: "clear_expired_sessions" in log_path.read_text() and "succeeded" in log_path.read_text(),
+        60,
+        "the worker to run the task",
+    )

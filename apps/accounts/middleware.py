@@ -4,6 +4,7 @@ htmx follows a 302 inside its XMLHttpRequest and would swap the whole sign-in pa
 fragment being updated (a review form, a submission's status). When a session has expired, the
 reader is sent to the sign-in page instead, and back to the page they were on afterwards.
 """
+
 from urllib.parse import urlsplit
 
 from django.conf import settings

@@ -38,7 +38,13 @@ class CapsuleAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("book", "part", "number", "slug", "title", "badge", "minutes", "access", "status")}),
         ("Public teaser", {"fields": ("summary", "outline")}),
-        ("Text", {"fields": ("body", "preview"), "description": "Markdown as in content/README.md. Saving re-renders the preview; a re-import from content/ overwrites edits made here."}),
+        (
+            "Text",
+            {
+                "fields": ("body", "preview"),
+                "description": "Markdown as in content/README.md. Saving re-renders the preview; a re-import from content/ overwrites edits made here.",
+            },
+        ),
         ("Revision", {"fields": ("revision", "updated_at")}),
     )
     inlines = [FigureInline]

@@ -3,6 +3,7 @@
 Everything is parsed and checked before the database is touched, so a broken file fails the
 whole import with its path and line, and changes nothing.
 """
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,7 +139,14 @@ def _read_parts(path: Path, raw_parts) -> list[PartData]:
         if number in seen:
             raise ImportFileError(path, f"part number {number} appears twice")
         seen.add(number)
-        parts.append(PartData(number=number, slug=str(raw["slug"]), title=str(raw["title"]), description=str(raw.get("description") or "")))
+        parts.append(
+            PartData(
+                number=number,
+                slug=str(raw["slug"]),
+                title=str(raw["title"]),
+                description=str(raw.get("description") or ""),
+            )
+        )
     return parts
 
 
@@ -161,7 +169,7 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
     if not isinstance(outline, list) or not all(isinstance(item, str) for item in outline):
         raise ImportFileError(path, "outline must be a list of section titles", 2)
 
-    body = text[match.end():]
+    body = text[match.end() :]
     try:
         # A dry render: figure URLs do not matter here, only that the Markdown renders.
         rendered = render_markdown(body, figure_url=lambda name: name)
@@ -169,14 +177,30 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
         line = error.line + body_first_line - 1 if error.line else None
         raise ImportFileError(path, error.message, line) from error
     figures = [
-        FigureData(name=ref.name, number=ref.number, caption=ref.caption, svg=_read_svg(path, figures_folder / ref.name, ref.line + body_first_line - 1))
+        FigureData(
+            name=ref.name,
+            number=ref.number,
+            caption=ref.caption,
+            svg=_read_svg(path, figures_folder / ref.name, ref.line + body_first_line - 1),
+        )
         for ref in rendered.figures
     ]
     return CapsuleData(
-        path=path, number=number, slug=str(meta["slug"]), title=str(meta["title"]), part=part,
-        badge=str(meta.get("badge") or ""), minutes=minutes, access=meta["access"],
-        summary=" ".join(str(meta["summary"]).split()), outline=outline, body=body, figures=figures,
-        exercise=_read_exercise(path, meta.get("exercise"), figures_folder.parent) if meta.get("exercise") is not None else None,
+        path=path,
+        number=number,
+        slug=str(meta["slug"]),
+        title=str(meta["title"]),
+        part=part,
+        badge=str(meta.get("badge") or ""),
+        minutes=minutes,
+        access=meta["access"],
+        summary=" ".join(str(meta["summary"]).split()),
+        outline=outline,
+        body=body,
+        figures=figures,
+        exercise=_read_exercise(path, meta.get("exercise"), figures_folder.parent)
+        if meta.get("exercise") is not None
+        else None,
     )
 
 
@@ -200,7 +224,9 @@ def _read_exercise(path: Path, raw, book_folder: Path) -> ExerciseData:
         raise ImportFileError(path, f"{where}: arch {arch!r} is not one of {', '.join(SUPPORTED_ARCHS)}", 2)
     limit = raw.get("gpu_time_limit_s", 120)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_GPU_TIME_LIMIT_S:
-        raise ImportFileError(path, f"{where}: gpu_time_limit_s must be a whole number of seconds from 1 to {MAX_GPU_TIME_LIMIT_S}", 2)
+        raise ImportFileError(
+            path, f"{where}: gpu_time_limit_s must be a whole number of seconds from 1 to {MAX_GPU_TIME_LIMIT_S}", 2
+        )
     is_open = raw.get("open", True)
     if not isinstance(is_open, bool):
         raise ImportFileError(path, f"{where}: open must be true or false", 2)
@@ -209,16 +235,28 @@ def _read_exercise(path: Path, raw, book_folder: Path) -> ExerciseData:
     try:
         extract_plan(starter)
     except PlanError as error:
-        raise ImportFileError(path, f"{where}: the starter {starter_path.name} has no valid launch plan: {error}", 2) from error
+        raise ImportFileError(
+            path, f"{where}: the starter {starter_path.name} has no valid launch plan: {error}", 2
+        ) from error
     reference = str(raw.get("reference") or "")
     if reference:
         if not reference.startswith("reference/"):
-            raise ImportFileError(path, f"{where}: reference {reference!r} must name a rung of the ladder, e.g. reference/08_warptiling.cu", 2)
+            raise ImportFileError(
+                path,
+                f"{where}: reference {reference!r} must name a rung of the ladder, e.g. reference/08_warptiling.cu",
+                2,
+            )
         _starter_path(path, reference, problem, book_folder, field="reference")
     return ExerciseData(
-        problem=problem, title=str(raw["title"]), statement=str(raw["statement"]).strip() + "\n",
-        starter_source=starter, starter_name=starter_path.name, reference_step=reference.removeprefix("reference/"),
-        arch=arch, gpu_time_limit_s=limit, is_open=is_open,
+        problem=problem,
+        title=str(raw["title"]),
+        statement=str(raw["statement"]).strip() + "\n",
+        starter_source=starter,
+        starter_name=starter_path.name,
+        reference_step=reference.removeprefix("reference/"),
+        arch=arch,
+        gpu_time_limit_s=limit,
+        is_open=is_open,
     )
 
 
@@ -254,7 +292,11 @@ def _read_svg(capsule_path: Path, path: Path, line: int) -> str:
     bad = SVG_FORBIDDEN.search(svg)
     if bad:
         line_no = svg.count("\n", 0, bad.start()) + 1
-        raise ImportFileError(path, f"SVG may not contain script, event attributes, foreignObject or external links ({bad.group(0).strip()!r})", line_no)
+        raise ImportFileError(
+            path,
+            f"SVG may not contain script, event attributes, foreignObject or external links ({bad.group(0).strip()!r})",
+            line_no,
+        )
     return svg
 
 
@@ -265,7 +307,9 @@ def read_book(folder: Path) -> BookData:
     meta = _read_book_yaml(folder)
     parts = _read_parts(folder / "book.yaml", meta["parts"])
     part_numbers = {part.number for part in parts}
-    capsules = [_read_capsule(path, part_numbers, folder / "figures") for path in sorted((folder / "capsules").glob("*.md"))]
+    capsules = [
+        _read_capsule(path, part_numbers, folder / "figures") for path in sorted((folder / "capsules").glob("*.md"))
+    ]
     if not capsules:
         raise ImportFileError(folder / "capsules", "no capsule files (*.md) found")
     for attribute in ("number", "slug"):
@@ -276,9 +320,17 @@ def read_book(folder: Path) -> BookData:
                 raise ImportFileError(capsule.path, f"{attribute} {value!r} is also used by {seen[value].name}", 2)
             seen[value] = capsule.path
     return BookData(
-        slug=str(meta["slug"]), title=str(meta["title"]), subtitle=str(meta.get("subtitle") or ""),
-        blurb=str(meta.get("blurb") or ""), publisher=str(meta.get("publisher") or ""), level=str(meta.get("level") or ""),
-        author=str(meta["author"]), language=str(meta.get("language") or "en"),
-        stated_figure_count=int(meta.get("figure_count") or 0), ereader_pitch=str(meta.get("ereader_pitch") or ""),
-        paywall_pitch=str(meta.get("paywall_pitch") or ""), parts=parts, capsules=sorted(capsules, key=lambda c: c.number),
+        slug=str(meta["slug"]),
+        title=str(meta["title"]),
+        subtitle=str(meta.get("subtitle") or ""),
+        blurb=str(meta.get("blurb") or ""),
+        publisher=str(meta.get("publisher") or ""),
+        level=str(meta.get("level") or ""),
+        author=str(meta["author"]),
+        language=str(meta.get("language") or "en"),
+        stated_figure_count=int(meta.get("figure_count") or 0),
+        ereader_pitch=str(meta.get("ereader_pitch") or ""),
+        paywall_pitch=str(meta.get("paywall_pitch") or ""),
+        parts=parts,
+        capsules=sorted(capsules, key=lambda c: c.number),
     )

@@ -6,6 +6,7 @@ as `alttext` for screen readers and e-readers), code highlighted by Pygments, an
 its paragraph promoted to a numbered <figure>. The result is sanitised once more with nh3 against
 an explicit allowlist, so a bug in any plugin still cannot emit script.
 """
+
 import html
 import re
 from collections.abc import Callable
@@ -53,30 +54,120 @@ class Rendered:
 
 
 MATHML_TAGS = {
-    "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub",
-    "msubsup", "mfrac", "msqrt", "mroot", "mstyle", "mpadded", "mphantom", "menclose", "mtable", "mtr",
-    "mtd", "munder", "mover", "munderover", "merror",
+    "math",
+    "semantics",
+    "annotation",
+    "mrow",
+    "mi",
+    "mn",
+    "mo",
+    "ms",
+    "mtext",
+    "mspace",
+    "msup",
+    "msub",
+    "msubsup",
+    "mfrac",
+    "msqrt",
+    "mroot",
+    "mstyle",
+    "mpadded",
+    "mphantom",
+    "menclose",
+    "mtable",
+    "mtr",
+    "mtd",
+    "munder",
+    "mover",
+    "munderover",
+    "merror",
 }
 HTML_TAGS = {
-    "p", "h2", "h3", "h4", "h5", "h6", "a", "em", "strong", "code", "pre", "span", "ul", "ol", "li",
-    "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "figure", "figcaption", "img",
-    "sup", "sub", "section", "div", "s", "del",
+    "p",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "a",
+    "em",
+    "strong",
+    "code",
+    "pre",
+    "span",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "hr",
+    "br",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "figure",
+    "figcaption",
+    "img",
+    "sup",
+    "sub",
+    "section",
+    "div",
+    "s",
+    "del",
 }
 MATHML_ATTRIBUTES = {
-    "xmlns", "display", "alttext", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace",
-    "columnalign", "columnspacing", "rowspacing", "accent", "accentunder", "movablelimits", "width",
-    "minsize", "maxsize", "symmetric", "form", "linethickness", "notation", "encoding", "largeop",
-    "displaystyle", "scriptlevel",
+    "xmlns",
+    "display",
+    "alttext",
+    "mathvariant",
+    "stretchy",
+    "fence",
+    "separator",
+    "lspace",
+    "rspace",
+    "columnalign",
+    "columnspacing",
+    "rowspacing",
+    "accent",
+    "accentunder",
+    "movablelimits",
+    "width",
+    "minsize",
+    "maxsize",
+    "symmetric",
+    "form",
+    "linethickness",
+    "notation",
+    "encoding",
+    "largeop",
+    "displaystyle",
+    "scriptlevel",
 }
 ALLOWED_ATTRIBUTES = {
     **{tag: set(MATHML_ATTRIBUTES) for tag in MATHML_TAGS},
     "a": {"href", "id", "class", "title"},
     "img": {"src", "alt", "width", "height", "loading", "class"},
-    "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "h5": {"id"}, "h6": {"id"},
-    "li": {"id", "class"}, "ol": {"class", "start"}, "ul": {"class"}, "sup": {"id", "class"},
-    "section": {"class"}, "div": {"class"}, "span": {"class"}, "code": {"class"}, "pre": {"class"},
-    "figure": {"id", "class"}, "figcaption": {"class"}, "hr": {"class"},
-    "th": {"style"}, "td": {"style"},
+    "h2": {"id"},
+    "h3": {"id"},
+    "h4": {"id"},
+    "h5": {"id"},
+    "h6": {"id"},
+    "li": {"id", "class"},
+    "ol": {"class", "start"},
+    "ul": {"class"},
+    "sup": {"id", "class"},
+    "section": {"class"},
+    "div": {"class"},
+    "span": {"class"},
+    "code": {"class"},
+    "pre": {"class"},
+    "figure": {"id", "class"},
+    "figcaption": {"class"},
+    "hr": {"class"},
+    "th": {"style"},
+    "td": {"style"},
 }
 
 
@@ -99,9 +190,15 @@ def _build_parser() -> MarkdownIt:
     md = MarkdownIt("js-default", {"highlight": _highlight})
     md.use(footnote_plugin).use(attrs_plugin).use(dollarmath_plugin, allow_digits=False, double_inline=True)
     md.use(anchors_plugin, min_level=2, max_level=3)
-    md.add_render_rule("math_inline", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=False))
-    md.add_render_rule("math_inline_double", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True))
-    md.add_render_rule("math_block", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True) + "\n")
+    md.add_render_rule(
+        "math_inline", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=False)
+    )
+    md.add_render_rule(
+        "math_inline_double", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True)
+    )
+    md.add_render_rule(
+        "math_block", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True) + "\n"
+    )
     md.add_render_rule("figure", _render_figure)
     return md
 
@@ -131,7 +228,9 @@ def _check_maths(tokens: list[Token]) -> None:
                 try:
                     latex_to_mathml(candidate.content)
                 except Exception as error:  # latex2mathml raises plain exceptions of several kinds
-                    raise ContentError(f"cannot render the maths {candidate.content.strip()[:60]!r}: {error}", line) from error
+                    raise ContentError(
+                        f"cannot render the maths {candidate.content.strip()[:60]!r}: {error}", line
+                    ) from error
 
 
 def _promote_figures(tokens: list[Token], figure_url: Callable[[str], str]) -> tuple[list[FigureRef], list[Token]]:

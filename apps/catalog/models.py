@@ -4,6 +4,7 @@ A capsule keeps its Markdown source and the HTML rendered from it for its curren
 (`body_html`), so pages never render Markdown on the request path. Whether a visitor may see
 that HTML is decided in one place only: `apps.reading.policy`.
 """
+
 from django.db import models
 from django.urls import reverse
 

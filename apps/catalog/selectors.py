@@ -1,4 +1,5 @@
 """Reads of the book. Query counts stay constant in the number of parts and capsules."""
+
 from django.db.models import Prefetch
 from django.http import Http404
 
@@ -15,10 +16,16 @@ def book_get() -> Book:
 
 def book_parts_with_capsules(book: Book) -> list[Part]:
     """The table of contents: parts in order, each with its published capsules (two queries)."""
-    capsules = Capsule.objects.published().in_reading_order().only(
-        "id", "part_id", "book_id", "number", "slug", "title", "badge", "minutes", "access", "status"
+    capsules = (
+        Capsule.objects.published()
+        .in_reading_order()
+        .only("id", "part_id", "book_id", "number", "slug", "title", "badge", "minutes", "access", "status")
     )
-    return list(book.parts.order_by("number").prefetch_related(Prefetch("capsules", queryset=capsules, to_attr="published_capsules")))
+    return list(
+        book.parts.order_by("number").prefetch_related(
+            Prefetch("capsules", queryset=capsules, to_attr="published_capsules")
+        )
+    )
 
 
 def book_totals(parts: list[Part]) -> dict:

@@ -1,4 +1,5 @@
 """Writes to the book: importing it from content/, and rendering a capsule for its revision."""
+
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -29,8 +30,14 @@ class ImportReport:
 
 def _content_hash(capsule: CapsuleData) -> str:
     payload = {
-        "title": capsule.title, "badge": capsule.badge, "minutes": capsule.minutes, "access": capsule.access,
-        "summary": capsule.summary, "outline": capsule.outline, "body": capsule.body, "part": capsule.part,
+        "title": capsule.title,
+        "badge": capsule.badge,
+        "minutes": capsule.minutes,
+        "access": capsule.access,
+        "summary": capsule.summary,
+        "outline": capsule.outline,
+        "body": capsule.body,
+        "part": capsule.part,
         "figures": [(f.name, f.number, f.caption, hashlib.sha256(f.svg.encode()).hexdigest()) for f in capsule.figures],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -48,9 +55,16 @@ def capsule_render(*, capsule: Capsule) -> Capsule:
 
 def _book_upsert(data: BookData) -> tuple[Book, bool]:
     fields = {
-        "title": data.title, "subtitle": data.subtitle, "blurb": data.blurb, "publisher": data.publisher,
-        "level": data.level, "author": data.author, "language": data.language,
-        "stated_figure_count": data.stated_figure_count, "ereader_pitch": data.ereader_pitch, "paywall_pitch": data.paywall_pitch,
+        "title": data.title,
+        "subtitle": data.subtitle,
+        "blurb": data.blurb,
+        "publisher": data.publisher,
+        "level": data.level,
+        "author": data.author,
+        "language": data.language,
+        "stated_figure_count": data.stated_figure_count,
+        "ereader_pitch": data.ereader_pitch,
+        "paywall_pitch": data.paywall_pitch,
     }
     book, created = Book.objects.get_or_create(slug=data.slug, defaults=fields)
     changed = created or any(getattr(book, name) != value for name, value in fields.items())
@@ -78,7 +92,12 @@ def _capsule_upsert(book: Book, part: Part, data: CapsuleData, report: ImportRep
     label = f"{data.number:02d} {data.slug}"
     content_hash = _content_hash(data)
     capsule = Capsule.objects.filter(book=book, number=data.number).first()
-    if capsule and capsule.content_hash == content_hash and capsule.slug == data.slug and capsule.status == Capsule.Status.PUBLISHED:
+    if (
+        capsule
+        and capsule.content_hash == content_hash
+        and capsule.slug == data.slug
+        and capsule.status == Capsule.Status.PUBLISHED
+    ):
         report.unchanged.append(label)
         return
     if capsule is None:
@@ -88,7 +107,12 @@ def _capsule_upsert(book: Book, part: Part, data: CapsuleData, report: ImportRep
         capsule.revision += 1
         report.updated.append(label)
     capsule.part, capsule.slug, capsule.title, capsule.badge = part, data.slug, data.title, data.badge
-    capsule.minutes, capsule.access, capsule.summary, capsule.outline = data.minutes, data.access, data.summary, data.outline
+    capsule.minutes, capsule.access, capsule.summary, capsule.outline = (
+        data.minutes,
+        data.access,
+        data.summary,
+        data.outline,
+    )
     capsule.body, capsule.content_hash, capsule.status = data.body, content_hash, Capsule.Status.PUBLISHED
     capsule_render(capsule=capsule)
     capsule.save()
@@ -126,7 +150,9 @@ def book_import(*, folder: Path) -> ImportReport:
 @transaction.atomic
 def capsule_save(*, capsule: Capsule) -> Capsule:
     """An edit from admin: re-render, and bump the capsule's and the book's revision if content changed."""
-    previous = Capsule.objects.filter(pk=capsule.pk).values("body", "title", "summary", "outline", "access", "slug").first()
+    previous = (
+        Capsule.objects.filter(pk=capsule.pk).values("body", "title", "summary", "outline", "access", "slug").first()
+    )
     capsule_render(capsule=capsule)
     if previous and any(previous[name] != getattr(capsule, name) for name in previous):
         capsule.revision += 1

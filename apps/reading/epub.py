@@ -9,6 +9,7 @@ stored `body_html` converted to namespaced XHTML and checked to be well-formed X
 This module reads no access rules: it packs exactly the capsules it is given. Which capsules go into
 which edition is decided by apps.reading.selectors.epub_sources, through the access policy.
 """
+
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -144,7 +145,12 @@ def stylesheet() -> str:
         if (match := _TOKEN_RULE.match(line))
         and all(d.strip().startswith("font-") for d in match["declarations"].split(";") if d.strip())
     ]
-    return _BASE_CSS.lstrip() + "\n/* Code: Pygments 'bw' (bold keywords, italic comments and strings) */\n" + "\n".join(rules) + "\n"
+    return (
+        _BASE_CSS.lstrip()
+        + "\n/* Code: Pygments 'bw' (bold keywords, italic comments and strings) */\n"
+        + "\n".join(rules)
+        + "\n"
+    )
 
 
 # --- Capsule HTML -> XHTML ---------------------------------------------------------------------
@@ -224,7 +230,9 @@ def _copy_children(source, target, *, in_math: bool, chapter: Chapter, links: _L
         if not math:
             _note_semantics(node, attributes)
         namespace = MATHML_NS if math else XHTML_NS
-        element = etree.SubElement(target, f"{{{namespace}}}{tag}", attributes, nsmap={None: MATHML_NS} if tag == "math" else None)
+        element = etree.SubElement(
+            target, f"{{{namespace}}}{tag}", attributes, nsmap={None: MATHML_NS} if tag == "math" else None
+        )
         element.text = node.text
         element.tail = node.tail
         _copy_children(node, element, in_math=math, chapter=chapter, links=links)
@@ -261,7 +269,9 @@ def _document(template: str, context: dict, name: str) -> bytes:
 def chapter_document(chapter: Chapter, sources: EpubSources, links: _Links) -> bytes:
     capsule = chapter.capsule
     name = chapter.file_name
-    root = _parse_document(render_to_string("reading/epub_chapter.html", {"book": sources.book, "capsule": capsule}), name)
+    root = _parse_document(
+        render_to_string("reading/epub_chapter.html", {"book": sources.book, "capsule": capsule}), name
+    )
     if capsule.body_html:
         slot = root.find(f".//{{{XHTML_NS}}}div[@id='capsule-body']")
         capsule_body_into(slot, chapter, links)
@@ -290,17 +300,45 @@ def _wrap(text: str, width: int) -> list[str]:
 def cover_svg(book: Book, *, sample: bool) -> bytes:
     """The cover image reading systems show in their library: black on white (e-ink), the same
     title, subtitle and author as the cover page; text nodes, so it stays sharp at any size."""
-    svg = etree.Element(f"{{{SVG_NS}}}svg", {"viewBox": "0 0 600 900", "width": "600", "height": "900", "role": "img"}, nsmap={None: SVG_NS})
-    etree.SubElement(svg, f"{{{SVG_NS}}}title").text = f"{book.title}{': ' + book.subtitle if book.subtitle else ''}, by {book.author}"
+    svg = etree.Element(
+        f"{{{SVG_NS}}}svg",
+        {"viewBox": "0 0 600 900", "width": "600", "height": "900", "role": "img"},
+        nsmap={None: SVG_NS},
+    )
+    etree.SubElement(
+        svg, f"{{{SVG_NS}}}title"
+    ).text = f"{book.title}{': ' + book.subtitle if book.subtitle else ''}, by {book.author}"
     etree.SubElement(svg, f"{{{SVG_NS}}}rect", {"width": "600", "height": "900", "fill": "#ffffff"})
-    etree.SubElement(svg, f"{{{SVG_NS}}}rect", {"x": "30", "y": "30", "width": "540", "height": "840", "fill": "none", "stroke": "#000000", "stroke-width": "4"})
+    etree.SubElement(
+        svg,
+        f"{{{SVG_NS}}}rect",
+        {
+            "x": "30",
+            "y": "30",
+            "width": "540",
+            "height": "840",
+            "fill": "none",
+            "stroke": "#000000",
+            "stroke-width": "4",
+        },
+    )
 
     def lines(texts: list[str], *, y: float, size: int, weight: str = "normal", style: str = "normal") -> float:
         for text in texts:
-            node = etree.SubElement(svg, f"{{{SVG_NS}}}text", {
-                "x": "300", "y": f"{y:.0f}", "text-anchor": "middle", "font-family": "Georgia, serif",
-                "font-size": str(size), "font-weight": weight, "font-style": style, "fill": "#000000",
-            })
+            node = etree.SubElement(
+                svg,
+                f"{{{SVG_NS}}}text",
+                {
+                    "x": "300",
+                    "y": f"{y:.0f}",
+                    "text-anchor": "middle",
+                    "font-family": "Georgia, serif",
+                    "font-size": str(size),
+                    "font-weight": weight,
+                    "font-style": style,
+                    "fill": "#000000",
+                },
+            )
             node.text = text
             y += size * 1.25
         return y
@@ -348,7 +386,10 @@ def _metadata(package: ebook.EpubBook, sources: EpubSources, modified: datetime)
         ("schema:accessibilityFeature", "tableOfContents"),
         ("schema:accessibilityFeature", "structuralNavigation"),
         ("schema:accessibilityHazard", "none"),
-        ("schema:accessibilitySummary", "Text with MathML maths (LaTeX kept as alternative text), described SVG figures and a navigable table of contents."),
+        (
+            "schema:accessibilitySummary",
+            "Text with MathML maths (LaTeX kept as alternative text), described SVG figures and a navigable table of contents.",
+        ),
     ):
         package.add_metadata(None, "meta", value, {"property": prop})
 
@@ -362,14 +403,23 @@ def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
     links = _Links(sources)
     context = {"book": sources.book, "sample": sources.sample}
 
-    style = ebook.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=stylesheet().encode())
+    style = ebook.EpubItem(
+        uid="style", file_name="style/book.css", media_type="text/css", content=stylesheet().encode()
+    )
     package.add_item(style)
 
-    cover_image = ebook.EpubItem(uid="cover-image", file_name="cover.svg", media_type="image/svg+xml", content=cover_svg(sources.book, sample=sources.sample))
+    cover_image = ebook.EpubItem(
+        uid="cover-image",
+        file_name="cover.svg",
+        media_type="image/svg+xml",
+        content=cover_svg(sources.book, sample=sources.sample),
+    )
     cover_image.properties = ["cover-image"]
     package.add_item(cover_image)
     package.add_metadata(None, "meta", "", {"name": "cover", "content": "cover-image"})  # for EPUB 2 reading systems
-    cover = _content_item("cover", "cover.xhtml", _document("reading/epub_cover.html", context, "cover.xhtml"), title="Cover")
+    cover = _content_item(
+        "cover", "cover.xhtml", _document("reading/epub_cover.html", context, "cover.xhtml"), title="Cover"
+    )
     package.add_item(cover)
     nav = ebook.EpubNav(title="Contents")
     nav.add_link(href="style/book.css", rel="stylesheet", type="text/css")
@@ -382,7 +432,11 @@ def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
         part_item = _content_item(
             f"part-{section.part.number:02d}",
             section.file_name,
-            _document("reading/epub_part.html", {**context, "part": section.part, "chapters": section.chapters}, section.file_name),
+            _document(
+                "reading/epub_part.html",
+                {**context, "part": section.part, "chapters": section.chapters},
+                section.file_name,
+            ),
             title=section.part.title,
         )
         package.add_item(part_item)
@@ -396,18 +450,30 @@ def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
             spine.append(item)
             entries.append(ebook.Link(chapter.file_name, f"{capsule.number:02d} · {capsule.title}", f"toc-{uid}"))
             for figure in chapter.figures:
-                package.add_item(ebook.EpubItem(
-                    uid=f"figure-{capsule.number:02d}-{figure.number}",
-                    file_name=figure_href(capsule, figure),
-                    media_type="image/svg+xml",
-                    content=figure.svg.encode("utf-8"),
-                ))
+                package.add_item(
+                    ebook.EpubItem(
+                        uid=f"figure-{capsule.number:02d}-{figure.number}",
+                        file_name=figure_href(capsule, figure),
+                        media_type="image/svg+xml",
+                        content=figure.svg.encode("utf-8"),
+                    )
+                )
         label = f"Part {section.part.number:02d} · {section.part.title}"
         toc.append((ebook.Section(label, href=section.file_name), entries))
 
     if sources.sample:
-        more_context = {**context, "left_out": sources.left_out, "pricing_url": sources.pricing_url, "included": len(sources.chapters)}
-        more = _content_item("get-the-rest", "get-the-rest.xhtml", _document("reading/epub_more.html", more_context, "get-the-rest.xhtml"), title="Read the whole book")
+        more_context = {
+            **context,
+            "left_out": sources.left_out,
+            "pricing_url": sources.pricing_url,
+            "included": len(sources.chapters),
+        }
+        more = _content_item(
+            "get-the-rest",
+            "get-the-rest.xhtml",
+            _document("reading/epub_more.html", more_context, "get-the-rest.xhtml"),
+            title="Read the whole book",
+        )
         package.add_item(more)
         spine.append(more)
         toc.append(ebook.Link(more.file_name, "Read the whole book", "toc-get-the-rest"))

@@ -20,7 +20,9 @@ class ReadingProgress(models.Model):
         verbose_name_plural = "reading progress"
         constraints = [
             models.UniqueConstraint(fields=["user", "capsule"], name="one_progress_per_reader_and_capsule"),
-            models.CheckConstraint(condition=models.Q(position__gte=0, position__lte=1), name="progress_position_is_a_fraction"),
+            models.CheckConstraint(
+                condition=models.Q(position__gte=0, position__lte=1), name="progress_position_is_a_fraction"
+            ),
         ]
         indexes = [models.Index(fields=["user", "-last_read_at"])]
 

@@ -4,6 +4,7 @@ content (reader, figures, search snippets, EPUB, exercise statements, ...) asks 
 A capsule's title, badge, minutes, summary and outline are public; its body and figures are not,
 unless the capsule is free or the reader has full access.
 """
+
 from apps.catalog.models import Capsule
 
 _CACHE_ATTRIBUTE = "_reading_full_access"

@@ -1,4 +1,5 @@
 """Reads of reading state and search, all filtered through the access policy."""
+
 import hashlib
 import json
 from dataclasses import dataclass
@@ -77,14 +78,26 @@ def _snippet_html(headline: str) -> str:
 
 def _search_postgres(readable, locked, query: str) -> list[SearchHit]:
     search_query = SearchQuery(query, search_type="websearch", config="english")
-    public_vector = SearchVector("title", weight="A", config="english") + SearchVector("summary", weight="B", config="english")
+    public_vector = SearchVector("title", weight="A", config="english") + SearchVector(
+        "summary", weight="B", config="english"
+    )
     full_vector = public_vector + SearchVector("body_text", weight="C", config="english")
     readable_hits = (
         readable.annotate(document=full_vector)
         .filter(document=search_query)
         .annotate(
             rank=SearchRank(full_vector, search_query),
-            snippet=SearchHeadline("body_text", search_query, config="english", start_sel=_START, stop_sel=_STOP, max_words=30, min_words=12, max_fragments=2, fragment_delimiter=" … "),
+            snippet=SearchHeadline(
+                "body_text",
+                search_query,
+                config="english",
+                start_sel=_START,
+                stop_sel=_STOP,
+                max_words=30,
+                min_words=12,
+                max_fragments=2,
+                fragment_delimiter=" … ",
+            ),
         )
     )
     locked_hits = (
@@ -92,11 +105,19 @@ def _search_postgres(readable, locked, query: str) -> list[SearchHit]:
         .filter(document=search_query)
         .annotate(
             rank=SearchRank(public_vector, search_query),
-            snippet=SearchHeadline("summary", search_query, config="english", start_sel=_START, stop_sel=_STOP, max_words=30, min_words=12),
+            snippet=SearchHeadline(
+                "summary", search_query, config="english", start_sel=_START, stop_sel=_STOP, max_words=30, min_words=12
+            ),
         )
     )
-    hits = [SearchHit(c, _snippet_html(c.snippet), True) for c in readable_hits.order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]]
-    hits += [SearchHit(c, _snippet_html(c.snippet), False) for c in locked_hits.order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]]
+    hits = [
+        SearchHit(c, _snippet_html(c.snippet), True)
+        for c in readable_hits.order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]
+    ]
+    hits += [
+        SearchHit(c, _snippet_html(c.snippet), False)
+        for c in locked_hits.order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]
+    ]
     return sorted(hits, key=lambda hit: (-hit.capsule.rank, hit.capsule.number))[:SEARCH_RESULTS_LIMIT]
 
 
@@ -123,7 +144,6 @@ def progress_summary(parts, progress: dict[int, ReadingProgress]) -> dict:
         "percent": round(100 * completed / len(capsules)) if capsules else 0,
         "minutes_read": minutes_read,
     }
-
 
 
 # --- EPUB --------------------------------------------------------------------------------------
@@ -161,9 +181,23 @@ def epub_fingerprint(book: Book, edition: str) -> str:
     Any change to it (a new book revision, a capsule edited, published or unpublished, a figure
     changed, the site's address, the builder's format) asks for a new build; capsules the edition
     leaves out count only by the public fields its last page shows."""
-    included = list(_epub_capsules(book, edition, included=True).values_list(
-        "id", "number", "slug", "title", "part_id", "access", "badge", "minutes", "summary", "outline", "revision", "content_hash", "updated_at",
-    ))
+    included = list(
+        _epub_capsules(book, edition, included=True).values_list(
+            "id",
+            "number",
+            "slug",
+            "title",
+            "part_id",
+            "access",
+            "badge",
+            "minutes",
+            "summary",
+            "outline",
+            "revision",
+            "content_hash",
+            "updated_at",
+        )
+    )
     left_out = list(_epub_capsules(book, edition, included=False).values_list(*_LEFT_OUT_FIELDS))
     figures = list(
         Figure.objects.filter(capsule_id__in=[row[0] for row in included])
@@ -177,7 +211,11 @@ def epub_fingerprint(book: Book, edition: str) -> str:
         "edition": edition,
         "site": site_url(),
         # Read afresh: a caller's Book may predate a revision bump (services bump it with update()).
-        "book": list(Book.objects.filter(pk=book.pk).values_list("revision", "slug", "title", "subtitle", "blurb", "author", "publisher", "language").get()),
+        "book": list(
+            Book.objects.filter(pk=book.pk)
+            .values_list("revision", "slug", "title", "subtitle", "blurb", "author", "publisher", "language")
+            .get()
+        ),
         "parts": parts,
         "included": included,
         "left_out": left_out,
@@ -189,7 +227,9 @@ def epub_fingerprint(book: Book, edition: str) -> str:
 def epub_sources(book: Book, edition: str) -> EpubSources:
     """What the edition contains, loaded for the builder: parts with their included capsules and
     figures, and for the sample the public titles of what it leaves out (never their text)."""
-    included = list(_epub_capsules(book, edition, included=True).select_related("part").prefetch_related(Prefetch("figures")))
+    included = list(
+        _epub_capsules(book, edition, included=True).select_related("part").prefetch_related(Prefetch("figures"))
+    )
     left_out = list(_epub_capsules(book, edition, included=False).only(*_LEFT_OUT_FIELDS))
     sections, missing_by_part = [], []
     for part in book.parts.order_by("number"):

@@ -1,4 +1,5 @@
 """Writes of reading state. Each refuses capsules the reader may not read."""
+
 import logging
 import math
 import os
@@ -70,8 +71,20 @@ EPUB_STALE_AFTER = timedelta(minutes=10)
 
 _EPUB_TRANSITIONS = {
     # QUEUED -> READY/FAILED: a slow run finishing after a request had queued its build again as lost.
-    EpubBuild.Status.QUEUED: {EpubBuild.Status.BUILDING, EpubBuild.Status.QUEUED, EpubBuild.Status.SUPERSEDED, EpubBuild.Status.READY, EpubBuild.Status.FAILED},
-    EpubBuild.Status.BUILDING: {EpubBuild.Status.READY, EpubBuild.Status.FAILED, EpubBuild.Status.SUPERSEDED, EpubBuild.Status.QUEUED, EpubBuild.Status.BUILDING},
+    EpubBuild.Status.QUEUED: {
+        EpubBuild.Status.BUILDING,
+        EpubBuild.Status.QUEUED,
+        EpubBuild.Status.SUPERSEDED,
+        EpubBuild.Status.READY,
+        EpubBuild.Status.FAILED,
+    },
+    EpubBuild.Status.BUILDING: {
+        EpubBuild.Status.READY,
+        EpubBuild.Status.FAILED,
+        EpubBuild.Status.SUPERSEDED,
+        EpubBuild.Status.QUEUED,
+        EpubBuild.Status.BUILDING,
+    },
     EpubBuild.Status.READY: {EpubBuild.Status.SUPERSEDED, EpubBuild.Status.QUEUED},
     EpubBuild.Status.FAILED: {EpubBuild.Status.QUEUED},
     EpubBuild.Status.SUPERSEDED: set(),
@@ -117,7 +130,9 @@ def epub_request(*, book: Book, edition: str) -> EpubBuild:
     build = EpubBuild.objects.select_for_update().get(pk=build.pk)
     stale = build.updated_at < timezone.now() - EPUB_STALE_AFTER
     lost_file = build.status == EpubBuild.Status.READY and not build.is_ready
-    if lost_file or (stale and build.status in (EpubBuild.Status.QUEUED, EpubBuild.Status.BUILDING, EpubBuild.Status.FAILED)):
+    if lost_file or (
+        stale and build.status in (EpubBuild.Status.QUEUED, EpubBuild.Status.BUILDING, EpubBuild.Status.FAILED)
+    ):
         _epub_move(build, EpubBuild.Status.QUEUED, error="", file_name="")
         _epub_enqueue(build)
     return build
@@ -173,7 +188,11 @@ def epub_build(*, build_id: int) -> EpubBuild:
 
     with transaction.atomic():
         build = EpubBuild.objects.select_for_update().get(pk=build.pk)
-        others = EpubBuild.objects.select_for_update().filter(book=build.book_id, edition=build.edition, status=EpubBuild.Status.READY).exclude(pk=build.pk)
+        others = (
+            EpubBuild.objects.select_for_update()
+            .filter(book=build.book_id, edition=build.edition, status=EpubBuild.Status.READY)
+            .exclude(pk=build.pk)
+        )
         if not build.is_pending or others.filter(created_at__gt=build.created_at).exists():
             # A duplicate run of this build finished first, or a build of newer content did: this
             # file is not needed (and in the second case already out of date).
@@ -181,10 +200,16 @@ def epub_build(*, build_id: int) -> EpubBuild:
                 _epub_move(build, EpubBuild.Status.SUPERSEDED)
             transaction.on_commit(lambda: (root / file_name).unlink(missing_ok=True))
             return build
-        _epub_move(build, EpubBuild.Status.READY, file_name=file_name, size_bytes=(root / file_name).stat().st_size, built_at=timezone.now(), error="")
+        _epub_move(
+            build,
+            EpubBuild.Status.READY,
+            file_name=file_name,
+            size_bytes=(root / file_name).stat().st_size,
+            built_at=timezone.now(),
+            error="",
+        )
         for old in others:
             old_path = old.path
             _epub_move(old, EpubBuild.Status.SUPERSEDED, file_name="")
             transaction.on_commit(lambda path=old_path: path.unlink(missing_ok=True))
     return build
-

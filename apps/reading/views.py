@@ -1,4 +1,5 @@
 """Reader pages. Every view that returns capsule content asks apps.reading.policy.can_read."""
+
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -24,15 +25,19 @@ def capsule(request, slug):
     parts = catalog.book_parts_with_capsules(capsule.book)
     previous, following = catalog.capsule_neighbours(parts, capsule)
     readable = can_read(request.user, capsule)
-    return render(request, "reading/capsule.html", {
-        "capsule": capsule,
-        "book": capsule.book,
-        "parts": parts,
-        "previous": previous,
-        "following": following,
-        "readable": readable,
-        "progress": selectors.progress_get(request.user, capsule) if readable else None,
-    })
+    return render(
+        request,
+        "reading/capsule.html",
+        {
+            "capsule": capsule,
+            "book": capsule.book,
+            "parts": parts,
+            "previous": previous,
+            "following": following,
+            "readable": readable,
+            "progress": selectors.progress_get(request.user, capsule) if readable else None,
+        },
+    )
 
 
 @require_GET
@@ -68,7 +73,9 @@ def position_save(request, slug):
 def complete(request, slug):
     capsule = catalog.capsule_get(slug)
     try:
-        progress = services.progress_set_complete(user=request.user, capsule=capsule, complete=request.POST.get("complete") != "0")
+        progress = services.progress_set_complete(
+            user=request.user, capsule=capsule, complete=request.POST.get("complete") != "0"
+        )
     except services.NotReadable:
         raise Http404("No such capsule") from None
     if request.htmx:
@@ -83,12 +90,16 @@ def capsule_progress(request, slug):
     from apps.submissions.views import exercise_context  # the exercise panel: submissions' own page part
 
     capsule = catalog.capsule_get(slug)
-    return render(request, "reading/capsule_progress.html", {
-        "capsule": capsule,
-        "readable": can_read(request.user, capsule),
-        "progress": selectors.progress_get(request.user, capsule),
-        **exercise_context(request, capsule),
-    })
+    return render(
+        request,
+        "reading/capsule_progress.html",
+        {
+            "capsule": capsule,
+            "readable": can_read(request.user, capsule),
+            "progress": selectors.progress_get(request.user, capsule),
+            **exercise_context(request, capsule),
+        },
+    )
 
 
 @require_GET
@@ -100,15 +111,19 @@ def my_progress(request):
     book = catalog.book_get()
     parts = catalog.book_parts_with_capsules(book)
     progress = selectors.progress_by_capsule(request.user, book)
-    return render(request, "reading/my_progress.html", {
-        "book": book,
-        "parts": parts,
-        "progress": progress,
-        "summary": selectors.progress_summary(parts, progress),
-        "continue_capsule": selectors.continue_reading(parts, progress),
-        "full_access": has_full_access(request.user),
-        **ladder_context(request.user),
-    })
+    return render(
+        request,
+        "reading/my_progress.html",
+        {
+            "book": book,
+            "parts": parts,
+            "progress": progress,
+            "summary": selectors.progress_summary(parts, progress),
+            "continue_capsule": selectors.continue_reading(parts, progress),
+            "full_access": has_full_access(request.user),
+            **ladder_context(request.user),
+        },
+    )
 
 
 @require_GET
@@ -116,11 +131,15 @@ def my_progress(request):
 def search(request):
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
-    return render(request, "reading/search.html", {
-        "form": form,
-        "query": query,
-        "hits": selectors.capsule_search(request.user, query),
-    })
+    return render(
+        request,
+        "reading/search.html",
+        {
+            "form": form,
+            "query": query,
+            "hits": selectors.capsule_search(request.user, query),
+        },
+    )
 
 
 # --- EPUB ----------------------------------------------------------------------------------------
@@ -148,7 +167,9 @@ def epub_download(request, edition):
             pass
         else:
             suffix = "" if edition == EpubBuild.Edition.FULL else "-sample"
-            return FileResponse(handle, as_attachment=True, filename=f"{book.slug}{suffix}.epub", content_type="application/epub+zip")
+            return FileResponse(
+                handle, as_attachment=True, filename=f"{book.slug}{suffix}.epub", content_type="application/epub+zip"
+            )
     return render(request, "reading/epub_preparing.html", _epub_context(book, edition, build), status=202)
 
 
@@ -167,4 +188,3 @@ def epub_status(request, edition):
     if build.is_ready and request.GET.get("start") == "1" and request.htmx:
         return HttpResponseClientRedirect(context["download_url"])
     return render(request, "reading/_epub_status.html", context)
-

@@ -1,5 +1,6 @@
 """Moderation: reviews are hidden or restored with a reason (through the services, so the
 aggregate follows), never edited or deleted here; readers' reports are listed and linked."""
+
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.template.response import TemplateResponse
@@ -70,9 +71,13 @@ class ReviewAdmin(admin.ModelAdmin):
     actions = ["hide", "restore"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            open_reports=Count("reports", filter=Q(reports__resolved_at__isnull=True)),
-            all_reports=Count("reports"),
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                open_reports=Count("reports", filter=Q(reports__resolved_at__isnull=True)),
+                all_reports=Count("reports"),
+            )
         )
 
     def has_add_permission(self, request):
@@ -107,18 +112,26 @@ class ReviewAdmin(admin.ModelAdmin):
                     continue
                 self.log_change(request, review, f"{title}: {form.cleaned_data['reason']}")
                 done += 1
-            self.message_user(request, f"{done} review(s) {action}; {skipped} already were.", messages.SUCCESS if done else messages.WARNING)
+            self.message_user(
+                request,
+                f"{done} review(s) {action}; {skipped} already were.",
+                messages.SUCCESS if done else messages.WARNING,
+            )
             return None
-        return TemplateResponse(request, "reviews/admin/moderate.html", {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "action": action,
-            "action_name": request.POST.get("action"),
-            "form": form,
-            "reviews": queryset,
-            "opts": self.model._meta,
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-        })
+        return TemplateResponse(
+            request,
+            "reviews/admin/moderate.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": title,
+                "action": action,
+                "action_name": request.POST.get("action"),
+                "form": form,
+                "reviews": queryset,
+                "opts": self.model._meta,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
 
     @admin.action(description="Hide selected reviews (asks for a reason)")
     def hide(self, request, queryset):
@@ -126,7 +139,9 @@ class ReviewAdmin(admin.ModelAdmin):
 
     @admin.action(description="Restore selected reviews (asks for a reason)")
     def restore(self, request, queryset):
-        return self._moderate(request, queryset, action="restored", service=services.review_restore, title="Restore reviews")
+        return self._moderate(
+            request, queryset, action="restored", service=services.review_restore, title="Restore reviews"
+        )
 
 
 @admin.register(ReviewReport)
@@ -156,7 +171,18 @@ class ReviewReportAdmin(admin.ModelAdmin):
 
 @admin.register(BookRating)
 class BookRatingAdmin(admin.ModelAdmin):
-    list_display = ("book", "average_display", "rating_count", "review_count", "stars_5", "stars_4", "stars_3", "stars_2", "stars_1", "updated_at")
+    list_display = (
+        "book",
+        "average_display",
+        "rating_count",
+        "review_count",
+        "stars_5",
+        "stars_4",
+        "stars_3",
+        "stars_2",
+        "stars_1",
+        "updated_at",
+    )
     readonly_fields = [f.name for f in BookRating._meta.fields]
     actions = ["recount"]
 

@@ -1,5 +1,6 @@
 """Forms parse input and show errors; the rules themselves live in services.review_input_clean,
 whose errors the views attach to these forms' fields."""
+
 from django import forms
 from django.conf import settings
 
@@ -44,6 +45,7 @@ class ReportForm(forms.Form):
 
 class ModerationForm(forms.Form):
     reason = forms.CharField(
-        label="Reason", widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        label="Reason",
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text="Recorded on each review and in its history; readers never see it.",
     )

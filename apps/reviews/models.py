@@ -5,6 +5,7 @@ A Review is one reader's rating of one book, with an optional title and text. Hi
 the aggregate. BookRating is the aggregate the landing page reads in one query; only
 `apps.reviews.services` writes it, under a row lock, so concurrent writes cannot lose a count.
 """
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -47,10 +48,16 @@ class Review(models.Model):
     text = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.VISIBLE)
     created_at = models.DateTimeField(db_index=True)
-    edited_at = models.DateTimeField(null=True, blank=True, help_text="Last change by the reader; the review keeps its original date.")
+    edited_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last change by the reader; the review keeps its original date."
+    )
     moderated_at = models.DateTimeField(null=True, blank=True)
-    moderated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    moderation_reason = models.TextField(blank=True, help_text="Why it was last hidden or restored (shown to staff only).")
+    moderated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    moderation_reason = models.TextField(
+        blank=True, help_text="Why it was last hidden or restored (shown to staff only)."
+    )
 
     objects = ReviewQuerySet.as_manager()
 
@@ -93,7 +100,13 @@ class BookRating(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(rating_count=models.F("stars_1") + models.F("stars_2") + models.F("stars_3") + models.F("stars_4") + models.F("stars_5")),
+                condition=Q(
+                    rating_count=models.F("stars_1")
+                    + models.F("stars_2")
+                    + models.F("stars_3")
+                    + models.F("stars_4")
+                    + models.F("stars_5")
+                ),
                 name="book_rating_distribution_adds_up",
             ),
         ]
@@ -132,7 +145,9 @@ class ReviewReport(models.Model):
     reason = models.CharField(max_length=20, choices=Reason.choices)
     note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    resolved_at = models.DateTimeField(null=True, blank=True, help_text="Set when a moderator hides or restores the review.")
+    resolved_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when a moderator hides or restores the review."
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,5 +1,6 @@
 """Reads of ratings and reviews. The landing page's block costs a fixed number of queries,
 however many reviews, ratings and readers there are."""
+
 from __future__ import annotations
 
 import enum
@@ -34,7 +35,9 @@ def review_eligibility(user, book: Book) -> Eligibility:
         return Eligibility.SIGN_IN
     verified = EmailAddress.objects.filter(user_id=OuterRef("pk"), verified=True)
     has_read = ReadingProgress.objects.filter(user_id=OuterRef("pk"), capsule__book=book)
-    row = get_user_model().objects.filter(pk=user.pk).values(verified=Exists(verified), has_read=Exists(has_read)).first()
+    row = (
+        get_user_model().objects.filter(pk=user.pk).values(verified=Exists(verified), has_read=Exists(has_read)).first()
+    )
     if row is None:
         return Eligibility.SIGN_IN
     if not row["verified"]:
@@ -112,7 +115,9 @@ class ReviewsSummary:
             from apps.reviews.forms import ReviewForm
 
             own = self.own
-            self.form = ReviewForm(initial={"rating": own.rating, "title": own.title, "text": own.text} if own else None)
+            self.form = ReviewForm(
+                initial={"rating": own.rating, "title": own.title, "text": own.text} if own else None
+            )
 
     @property
     def can_review(self) -> bool:

@@ -2,6 +2,7 @@
 rewrites the book's aggregate (BookRating) in the same transaction, from a recount taken while
 that row is locked: concurrent writers queue on the lock, and the last one to commit counts
 everything committed before it, so the aggregate always equals a recount."""
+
 from __future__ import annotations
 
 import re
@@ -92,7 +93,9 @@ def review_input_clean(*, rating, title: str = "", text: str = "") -> ReviewInpu
     title = (title or "").strip()
     text = (text or "").strip()
     if _CONTROL.search(title) or _CONTROL.search(text):
-        raise ReviewInvalid("Remove the invisible control characters.", field="text" if _CONTROL.search(text) else "title")
+        raise ReviewInvalid(
+            "Remove the invisible control characters.", field="text" if _CONTROL.search(text) else "title"
+        )
     if "\n" in title or "\r" in title:
         raise ReviewInvalid("The title is one line.", field="title")
     if len(title) > TITLE_MAX_CHARS:
@@ -102,11 +105,15 @@ def review_input_clean(*, rating, title: str = "", text: str = "") -> ReviewInpu
     if text:
         low, high = settings.REVIEWS_TEXT_MIN_CHARS, settings.REVIEWS_TEXT_MAX_CHARS
         if len(text) < low:
-            raise ReviewInvalid(f"Write at least {low} characters, or leave the review empty to give stars only.", field="text")
+            raise ReviewInvalid(
+                f"Write at least {low} characters, or leave the review empty to give stars only.", field="text"
+            )
         if len(text) > high:
             raise ReviewInvalid(f"Keep the review to {high:,} characters (it has {len(text):,}).", field="text")
         if len(_LINK.findall(text)) > settings.REVIEWS_MAX_LINKS:
-            raise ReviewInvalid(f"A review may mention at most {settings.REVIEWS_MAX_LINKS} web addresses.", field="text")
+            raise ReviewInvalid(
+                f"A review may mention at most {settings.REVIEWS_MAX_LINKS} web addresses.", field="text"
+            )
     return ReviewInput(rating=rating, title=title, text=text)
 
 
@@ -180,7 +187,12 @@ def review_create(*, user, book: Book, rating, title: str = "", text: str = "") 
         try:
             with transaction.atomic():
                 review = Review.objects.create(
-                    book=book, user=user, rating=cleaned.rating, title=cleaned.title, text=cleaned.text, created_at=timezone.now()
+                    book=book,
+                    user=user,
+                    rating=cleaned.rating,
+                    title=cleaned.title,
+                    text=cleaned.text,
+                    created_at=timezone.now(),
                 )
         except IntegrityError:
             raise AlreadyReviewed() from None
@@ -287,16 +299,36 @@ class DemoReview:
 # The page showed no per-review stars; all five recommend the book, Aarav Mehta with a reservation
 # ("a few sections moved fast for me"), so he gives four.
 DEMO_REVIEWS = (
-    DemoReview("aarav.mehta@example.com", 4, timedelta(days=8),
-               "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend."),
-    DemoReview("daniel.okafor@example.com", 5, timedelta(days=62),
-               "This is the resource I wish I had when I started. Clear mental models, zero fluff."),
-    DemoReview("liam.chen@example.com", 5, timedelta(days=95),
-               "Concise capsules I can finish over coffee, yet each one taught me something I actually use."),
-    DemoReview("marcus.bell@example.com", 5, timedelta(days=155),
-               "Rare mix of depth and readability. The worked examples are the clearest I have seen on this subject."),
-    DemoReview("jonas.bergstrom@example.com", 5, timedelta(days=185),
-               "Loved the from-first-principles approach. It rebuilt my intuition rather than just handing me formulas."),
+    DemoReview(
+        "aarav.mehta@example.com",
+        4,
+        timedelta(days=8),
+        "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend.",
+    ),
+    DemoReview(
+        "daniel.okafor@example.com",
+        5,
+        timedelta(days=62),
+        "This is the resource I wish I had when I started. Clear mental models, zero fluff.",
+    ),
+    DemoReview(
+        "liam.chen@example.com",
+        5,
+        timedelta(days=95),
+        "Concise capsules I can finish over coffee, yet each one taught me something I actually use.",
+    ),
+    DemoReview(
+        "marcus.bell@example.com",
+        5,
+        timedelta(days=155),
+        "Rare mix of depth and readability. The worked examples are the clearest I have seen on this subject.",
+    ),
+    DemoReview(
+        "jonas.bergstrom@example.com",
+        5,
+        timedelta(days=185),
+        "Loved the from-first-principles approach. It rebuilt my intuition rather than just handing me formulas.",
+    ),
 )
 
 
@@ -323,9 +355,16 @@ def reviews_demo_ensure(*, book: Book | None = None) -> list[Review]:
             user = readers[demo.email]
             progress_record(user=user, capsule=capsule, position=1.0)
             review, _ = Review.objects.update_or_create(
-                book=book, user=user,
-                defaults={"rating": demo.rating, "title": "", "text": demo.text, "created_at": now - demo.age,
-                          "edited_at": None, "status": Review.Status.VISIBLE},
+                book=book,
+                user=user,
+                defaults={
+                    "rating": demo.rating,
+                    "title": "",
+                    "text": demo.text,
+                    "created_at": now - demo.age,
+                    "edited_at": None,
+                    "status": Review.Status.VISIBLE,
+                },
             )
             reviews.append(review)
         _aggregate_recount(aggregate)

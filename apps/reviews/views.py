@@ -5,6 +5,7 @@ errors, the new average, the newest reviews) to swap in place; htmx swaps only 2
 those come back as 200 with the errors inside. Without JavaScript the same URLs redirect back to
 the landing page, or show the form page with its errors and the right status code.
 """
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -57,12 +58,17 @@ def _written(request, book, message: str):
 
 def _form_page(request, book, form, *, status=200):
     own = selectors.own_review(request.user, book)
-    return render(request, "reviews/review_form.html", {
-        "book": book,
-        "form": form,
-        "own": own,
-        "eligibility": selectors.review_eligibility(request.user, book).value,
-    }, status=status)
+    return render(
+        request,
+        "reviews/review_form.html",
+        {
+            "book": book,
+            "form": form,
+            "own": own,
+            "eligibility": selectors.review_eligibility(request.user, book).value,
+        },
+        status=status,
+    )
 
 
 def _refused(request, book, form, error: services.ReviewError):
@@ -86,14 +92,18 @@ def review_list(request):
     book = catalog.book_get()
     sort = request.GET.get("sort", "newest")
     sort = sort if sort in selectors.SORTS else "newest"
-    return render(request, "reviews/review_list.html", {
-        "book": book,
-        "rating": selectors.book_rating(book),
-        "readers": selectors.reader_count(book),
-        "page": selectors.reviews_page(book, sort=sort, page=request.GET.get("page")),
-        "sort": sort,
-        "sorts": selectors.SORTS,
-    })
+    return render(
+        request,
+        "reviews/review_list.html",
+        {
+            "book": book,
+            "rating": selectors.book_rating(book),
+            "readers": selectors.reader_count(book),
+            "page": selectors.reviews_page(book, sort=sort, page=request.GET.get("page")),
+            "sort": sort,
+            "sorts": selectors.SORTS,
+        },
+    )
 
 
 @require_GET
@@ -125,7 +135,9 @@ def review_edit(request):
     if request.method == "GET":
         if request.htmx:
             return _block(request, book, editing=True)
-        return _form_page(request, book, ReviewForm(initial={"rating": own.rating, "title": own.title, "text": own.text}))
+        return _form_page(
+            request, book, ReviewForm(initial={"rating": own.rating, "title": own.title, "text": own.text})
+        )
     return _save(request, book, services.review_update, "Your review is updated.")
 
 

@@ -1,5 +1,6 @@
 """Admin for exercises, submissions (source, logs, results; re-run; review of flagged results), GPU
 workers and the reference ladder. Status changes go through the services, never through the form."""
+
 import json
 
 from django.contrib import admin, messages
@@ -11,7 +12,16 @@ from apps.submissions.models import Exercise, GpuWorker, ReferenceResult, Submis
 
 @admin.register(Exercise)
 class ExerciseAdmin(admin.ModelAdmin):
-    list_display = ("capsule", "problem", "title", "starter_name", "arch", "gpu_time_limit_s", "is_open", "submission_count")
+    list_display = (
+        "capsule",
+        "problem",
+        "title",
+        "starter_name",
+        "arch",
+        "gpu_time_limit_s",
+        "is_open",
+        "submission_count",
+    )
     list_filter = ("problem", "is_open", "arch")
     search_fields = ("title", "capsule__title", "capsule__slug")
     list_select_related = ("capsule",)
@@ -32,22 +42,60 @@ def _pretty_json(value) -> str:
     shown = dict(value)
     if shown.get("cubin"):
         shown["cubin"] = f"<{len(shown['cubin'])} base64 characters>"
-    return format_html("<pre style='white-space:pre-wrap;max-height:40em;overflow:auto'>{}</pre>", json.dumps(shown, indent=1))
+    return format_html(
+        "<pre style='white-space:pre-wrap;max-height:40em;overflow:auto'>{}</pre>", json.dumps(shown, indent=1)
+    )
 
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "user", "exercise_problem", "status", "verdict", "pct_of_baseline", "tflops",
-                    "gpu_kind", "review", "attempts", "created_at")
-    list_filter = ("status", "review", "gpu_kind", "exercise__problem", "exercise", ("created_at", admin.DateFieldListFilter))
+    list_display = (
+        "public_id",
+        "user",
+        "exercise_problem",
+        "status",
+        "verdict",
+        "pct_of_baseline",
+        "tflops",
+        "gpu_kind",
+        "review",
+        "attempts",
+        "created_at",
+    )
+    list_filter = (
+        "status",
+        "review",
+        "gpu_kind",
+        "exercise__problem",
+        "exercise",
+        ("created_at", admin.DateFieldListFilter),
+    )
     search_fields = ("public_id", "user__email", "source_sha256", "worker")
     list_select_related = ("user", "exercise")
     date_hierarchy = "created_at"
     actions = ["rerun", "mark_valid", "mark_invalid"]
     fieldsets = (
         (None, {"fields": ("public_id", "user", "exercise", "filename", "gpu_kind", "arch")}),
-        ("Status", {"fields": ("status", "verdict", "message", "review", "review_note", "attempts", "sweeps", "worker",
-                               "created_at", "compiled_at", "started_at", "finished_at", "deadline_at")}),
+        (
+            "Status",
+            {
+                "fields": (
+                    "status",
+                    "verdict",
+                    "message",
+                    "review",
+                    "review_note",
+                    "attempts",
+                    "sweeps",
+                    "worker",
+                    "created_at",
+                    "compiled_at",
+                    "started_at",
+                    "finished_at",
+                    "deadline_at",
+                )
+            },
+        ),
         ("Figures", {"fields": ("pct_of_baseline", "tflops", "time_ms", "gpu_name")}),
         ("Source", {"fields": ("source_view", "source_sha256")}),
         ("Compile", {"fields": ("compile_log_view", "compiled_view")}),
@@ -56,7 +104,12 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Everything is a record of what happened; staff act through the actions (re-run, review).
-        return [f.name for f in Submission._meta.fields] + ["source_view", "compile_log_view", "compiled_view", "result_view"]
+        return [f.name for f in Submission._meta.fields] + [
+            "source_view",
+            "compile_log_view",
+            "compiled_view",
+            "result_view",
+        ]
 
     def has_add_permission(self, request):
         return False  # submissions come from readers, through the service
@@ -95,23 +148,42 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-run (judge the stored source again)")
     def rerun(self, request, queryset):
-        self._each(request, queryset, lambda s: services.submission_rerun(submission=s, by=request.user), "queued again")
+        self._each(
+            request, queryset, lambda s: services.submission_rerun(submission=s, by=request.user), "queued again"
+        )
 
     @admin.action(description="Mark flagged result valid (enters the leaderboard)")
     def mark_valid(self, request, queryset):
-        self._each(request, queryset, lambda s: services.submission_review_set(submission=s, valid=True, by=request.user),
-                   "marked valid")
+        self._each(
+            request,
+            queryset,
+            lambda s: services.submission_review_set(submission=s, valid=True, by=request.user),
+            "marked valid",
+        )
 
     @admin.action(description="Mark flagged result invalid (kept out of the leaderboard)")
     def mark_invalid(self, request, queryset):
-        self._each(request, queryset, lambda s: services.submission_review_set(submission=s, valid=False, by=request.user),
-                   "marked invalid")
+        self._each(
+            request,
+            queryset,
+            lambda s: services.submission_review_set(submission=s, valid=False, by=request.user),
+            "marked invalid",
+        )
 
 
 @admin.register(GpuWorker)
 class GpuWorkerAdmin(admin.ModelAdmin):
-    list_display = ("hostname", "gpu_kind", "gpu_name", "gpu_index", "online", "last_seen_at", "current_submission",
-                    "jobs_done", "started_at")
+    list_display = (
+        "hostname",
+        "gpu_kind",
+        "gpu_name",
+        "gpu_index",
+        "online",
+        "last_seen_at",
+        "current_submission",
+        "jobs_done",
+        "started_at",
+    )
     list_filter = ("gpu_kind",)
     search_fields = ("hostname", "gpu_name")
     readonly_fields = [f.name for f in GpuWorker._meta.fields]
@@ -128,7 +200,17 @@ class GpuWorkerAdmin(admin.ModelAdmin):
 
 @admin.register(ReferenceResult)
 class ReferenceResultAdmin(admin.ModelAdmin):
-    list_display = ("step", "problem", "gpu_kind", "verdict", "pct_of_baseline", "tflops", "time_ms", "gpu_name", "measured_at")
+    list_display = (
+        "step",
+        "problem",
+        "gpu_kind",
+        "verdict",
+        "pct_of_baseline",
+        "tflops",
+        "time_ms",
+        "gpu_name",
+        "measured_at",
+    )
     list_filter = ("problem", "gpu_kind", "verdict")
     search_fields = ("step", "title")
     readonly_fields = [f.name for f in ReferenceResult._meta.fields if f.name != "result"] + ["result_view"]

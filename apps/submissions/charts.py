@@ -5,6 +5,7 @@ Each chart is an inline `<svg role="img">` named by its `<title>` and described 
 Colours come from CSS classes (static/css/submissions.css), so the charts follow the site's
 light and dark themes. All text passes through `escape`: labels may carry readers' file names.
 """
+
 from __future__ import annotations
 
 import math
@@ -67,7 +68,9 @@ def _svg(chart_id: str, width: int, height: int, title: str, desc: str, body: li
     return mark_safe(head + "".join(body) + "</svg>")
 
 
-def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0) -> SafeString:
+def bar_chart(
+    bars: list[Bar], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0
+) -> SafeString:
     """Horizontal bars, one row per entry, value labels at the bar ends; the axis ends at a round
     number above the largest value, and a dashed line marks 100% where that is in range."""
     label_w, value_w, bar_w, row_h, top, bottom = 230, 110, 360, 26, 8, 26
@@ -80,7 +83,9 @@ def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", ref
     for tick in (0, axis_max / 2, axis_max):
         x = label_w + tick * scale
         body.append(f'<line class="chart__grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - bottom}"/>')
-        body.append(f'<text class="chart__tick" x="{x:.1f}" y="{height - 8}" text-anchor="middle">{escape(_num(tick))}%</text>')
+        body.append(
+            f'<text class="chart__tick" x="{x:.1f}" y="{height - 8}" text-anchor="middle">{escape(_num(tick))}%</text>'
+        )
     if reference_line is not None and reference_line <= axis_max:
         x = label_w + reference_line * scale
         body.append(f'<line class="chart__reference" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - bottom}"/>')
@@ -91,16 +96,22 @@ def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", ref
         y = top + index * row_h
         label = bar.label if len(bar.label) <= 32 else bar.label[:31] + "…"
         weight = ' font-weight="700"' if bar.highlight else ""
-        body.append(f'<text class="chart__label" x="{label_w - 8}" y="{y + row_h * 0.65:.1f}" text-anchor="end"{weight}>{escape(label)}</text>')
+        body.append(
+            f'<text class="chart__label" x="{label_w - 8}" y="{y + row_h * 0.65:.1f}" text-anchor="end"{weight}>{escape(label)}</text>'
+        )
         if bar.value is None:
             text = "no result"
-            body.append(f'<text class="chart__value chart__value--none" x="{label_w + 6}" y="{y + row_h * 0.65:.1f}">{text}</text>')
+            body.append(
+                f'<text class="chart__value chart__value--none" x="{label_w + 6}" y="{y + row_h * 0.65:.1f}">{text}</text>'
+            )
         else:
             w = max(bar.value * scale, 1.5)  # a hairline still shows that a (tiny) value exists
             cls = "chart__bar chart__bar--highlight" if bar.highlight else "chart__bar"
             body.append(f'<rect class="{cls}" x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" rx="2"/>')
             text = fmt_pct(bar.value) + (f" ({bar.note})" if bar.note else "")
-            body.append(f'<text class="chart__value" x="{label_w + w + 6:.1f}" y="{y + row_h * 0.65:.1f}">{escape(text)}</text>')
+            body.append(
+                f'<text class="chart__value" x="{label_w + w + 6:.1f}" y="{y + row_h * 0.65:.1f}">{escape(text)}</text>'
+            )
         if bar.marker is not None:
             x = label_w + bar.marker * scale
             body.append(f'<line class="chart__marker" x1="{x:.1f}" y1="{y + 1}" x2="{x:.1f}" y2="{y + row_h - 1}"/>')
@@ -110,7 +121,9 @@ def bar_chart(bars: list[Bar], *, chart_id: str, title: str, desc: str = "", ref
     return _svg(chart_id, width, height, title, full_desc.strip(), body, "chart--bars")
 
 
-def line_chart(points: list[Point], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0) -> SafeString:
+def line_chart(
+    points: list[Point], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0
+) -> SafeString:
     """A reader's history: one mark per finished submission in order, passing ones joined by a line,
     the others as crosses on the axis; the y axis ends at a round number above the best value."""
     left, right, top, bottom, plot_w, plot_h = 56, 16, 12, 34, 560, 200
@@ -127,12 +140,16 @@ def line_chart(points: list[Point], *, chart_id: str, title: str, desc: str = ""
     for tick in (0, y_max / 2, y_max):
         _, y = xy(0, tick)
         body.append(f'<line class="chart__grid" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>')
-        body.append(f'<text class="chart__tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_num(tick))}%</text>')
+        body.append(
+            f'<text class="chart__tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{escape(_num(tick))}%</text>'
+        )
     if reference_line is not None and reference_line <= y_max:
         _, y = xy(0, reference_line)
         body.append(f'<line class="chart__reference" x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}"/>')
     if not points:
-        body.append(f'<text class="chart__empty" x="{left + 8}" y="{top + plot_h / 2:.1f}">No finished submissions yet</text>')
+        body.append(
+            f'<text class="chart__empty" x="{left + 8}" y="{top + plot_h / 2:.1f}">No finished submissions yet</text>'
+        )
     line = [xy(i, p.value) for i, p in enumerate(points) if p.value is not None]
     if len(line) > 1:
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in line)
@@ -141,18 +158,24 @@ def line_chart(points: list[Point], *, chart_id: str, title: str, desc: str = ""
     for index, point in enumerate(points):
         if point.value is None:
             x, y = xy(index, 0)
-            body.append(f'<path class="chart__miss" d="M{x - 4:.1f},{y - 4:.1f} l8,8 m0,-8 l-8,8"><title>{escape(point.label)}: did not pass</title></path>')
+            body.append(
+                f'<path class="chart__miss" d="M{x - 4:.1f},{y - 4:.1f} l8,8 m0,-8 l-8,8"><title>{escape(point.label)}: did not pass</title></path>'
+            )
             described.append(f"{point.label}: did not pass")
         else:
             x, y = xy(index, point.value)
-            body.append(f'<circle class="chart__dot" cx="{x:.1f}" cy="{y:.1f}" r="4"><title>{escape(point.label)}: {fmt_pct(point.value)}</title></circle>')
+            body.append(
+                f'<circle class="chart__dot" cx="{x:.1f}" cy="{y:.1f}" r="4"><title>{escape(point.label)}: {fmt_pct(point.value)}</title></circle>'
+            )
             described.append(f"{point.label}: {fmt_pct(point.value)}")
     if values:
         best_index = max((i for i, p in enumerate(points) if p.value is not None), key=lambda i: points[i].value)
         x, y = xy(best_index, points[best_index].value)
         anchor = "end" if x > left + plot_w * 0.8 else "start"
         dx = -8 if anchor == "end" else 8
-        body.append(f'<text class="chart__value" x="{x + dx:.1f}" y="{max(y - 8, top + 10):.1f}" text-anchor="{anchor}">best {fmt_pct(points[best_index].value)}</text>')
+        body.append(
+            f'<text class="chart__value" x="{x + dx:.1f}" y="{max(y - 8, top + 10):.1f}" text-anchor="{anchor}">best {fmt_pct(points[best_index].value)}</text>'
+        )
     if points:
         body.append(f'<text class="chart__tick" x="{left}" y="{height - 10}">first</text>')
         body.append(f'<text class="chart__tick" x="{left + plot_w}" y="{height - 10}" text-anchor="end">latest</text>')

@@ -3,6 +3,7 @@
 difflib's opcodes, grouped with a few lines of context like `diff -u`, become rows carrying the old
 and the new line number, so the page can show both columns and jump between hunks.
 """
+
 from __future__ import annotations
 
 import difflib

@@ -4,6 +4,7 @@ The form only carries the text across: the editor's source, an optional launch p
 uploaded `.cu` file. Whether a submission is acceptable (access, quota, size, plan) is decided by
 `services.submission_create`, whose refusals the view puts back on the fields.
 """
+
 from django import forms
 from django.conf import settings
 from django_ace import AceWidget
@@ -31,20 +32,28 @@ class SubmissionForm(forms.Form):
             tabsize=4,
             toolbar=False,  # its only control is an unlabelled link, which screen readers cannot name
             useworker=False,  # no syntax worker for C++; avoids fetching one
-            attrs={"rows": 24, "class": "code submission-form__source", "spellcheck": "false", "autocapitalize": "off", "autocomplete": "off"},
+            attrs={
+                "rows": 24,
+                "class": "code submission-form__source",
+                "spellcheck": "false",
+                "autocapitalize": "off",
+                "autocomplete": "off",
+            },
         ),
     )
     plan = forms.CharField(
         label="Launch plan (optional)",
         required=False,
         strip=False,
-        widget=forms.Textarea(attrs={
-            "rows": 6,
-            "class": "code",
-            "spellcheck": "false",
-            "autocapitalize": "off",
-            "placeholder": '[[launch]]\nkernel = "sgemm_naive"\ngrid = ["cdiv(N, 32)", "cdiv(M, 32)"]\nblock = [32, 32]',
-        }),
+        widget=forms.Textarea(
+            attrs={
+                "rows": 6,
+                "class": "code",
+                "spellcheck": "false",
+                "autocapitalize": "off",
+                "placeholder": '[[launch]]\nkernel = "sgemm_naive"\ngrid = ["cdiv(N, 32)", "cdiv(M, 32)"]\nblock = [32, 32]',
+            }
+        ),
         help_text="TOML, as inside the <code>/* @plan */</code> comment. Leave it empty to use the plan in your file; "
         "when filled in, it replaces that comment.",
     )
@@ -76,7 +85,9 @@ class SubmissionForm(forms.Form):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise forms.ValidationError("This file is not UTF-8 text; save it as plain UTF-8 and upload it again.") from None
+            raise forms.ValidationError(
+                "This file is not UTF-8 text; save it as plain UTF-8 and upload it again."
+            ) from None
         return {"name": upload.name, "text": text}
 
     def effective(self) -> tuple[str, str | None, str]:

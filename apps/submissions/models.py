@@ -23,12 +23,17 @@ class Exercise(models.Model):
     statement = models.TextField(help_text="Markdown, rendered with the book's pipeline")
     statement_html = models.TextField(blank=True, editable=False)
     starter_source = models.TextField(help_text="The file the editor opens with: the previous rung of the ladder")
-    starter_name = models.CharField(max_length=120, blank=True, help_text="Where the starter came from, e.g. 01_naive.cu")
+    starter_name = models.CharField(
+        max_length=120, blank=True, help_text="Where the starter came from, e.g. 01_naive.cu"
+    )
     reference_step = models.CharField(
-        max_length=120, blank=True,
+        max_length=120,
+        blank=True,
         help_text="The book's own kernel for this step (a file of kernels/reference), set beside the reader's best",
     )
-    arch = models.CharField(max_length=16, default="sm_90", help_text="NVRTC target; sm_90a for Hopper-only instructions")
+    arch = models.CharField(
+        max_length=16, default="sm_90", help_text="NVRTC target; sm_90a for Hopper-only instructions"
+    )
     gpu_time_limit_s = models.PositiveIntegerField(default=120, help_text="Wall clock for the whole GPU job")
     is_open = models.BooleanField(default=True, help_text="Closed exercises show results but take no submissions")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -60,7 +65,9 @@ class Submission(models.Model):
         VALID = "valid", "Reviewed: valid"
         INVALID = "invalid", "Reviewed: invalid"
 
-    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)  # in URLs: not guessable, not countable
+    public_id = models.UUIDField(
+        default=uuid.uuid4, unique=True, editable=False
+    )  # in URLs: not guessable, not countable
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="submissions")
     source = models.TextField()
@@ -73,7 +80,9 @@ class Submission(models.Model):
     verdict = models.CharField(max_length=32, blank=True, help_text="The judge's verdict (kernels.results.Verdict)")
     message = models.TextField(blank=True)
     compile_log = models.TextField(blank=True)
-    compiled = models.JSONField(null=True, blank=True, help_text="CompileResult JSON, cubin included, for the GPU stage")
+    compiled = models.JSONField(
+        null=True, blank=True, help_text="CompileResult JSON, cubin included, for the GPU stage"
+    )
     result = models.JSONField(null=True, blank=True, help_text="JudgeResult JSON")
 
     # Copied from the result at the problem's headline (largest) benchmark shape, for sorting and charts.
@@ -84,8 +93,12 @@ class Submission(models.Model):
     review = models.CharField(max_length=16, choices=Review.choices, default=Review.NONE, blank=True)
     review_note = models.TextField(blank=True)
 
-    attempts = models.PositiveSmallIntegerField(default=0, help_text="GPU runs started (a lost worker's job runs again)")
-    sweeps = models.PositiveSmallIntegerField(default=0, help_text="Times the sweeper re-queued it after a deadline passed")
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="GPU runs started (a lost worker's job runs again)"
+    )
+    sweeps = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the sweeper re-queued it after a deadline passed"
+    )
     worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that ran it last")
     deadline_at = models.DateTimeField(null=True, blank=True, help_text="The sweeper acts on it after this")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -127,7 +140,9 @@ class ReferenceResult(models.Model):
 
     class Meta:
         ordering = ["problem", "gpu_kind", "step"]
-        constraints = [models.UniqueConstraint(fields=["problem", "gpu_kind", "step"], name="one_reference_result_per_step")]
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "gpu_kind", "step"], name="one_reference_result_per_step")
+        ]
 
     def __str__(self):
         return f"{self.step} on {self.gpu_kind}: {self.pct_of_baseline}%"
@@ -142,7 +157,9 @@ class GpuWorker(models.Model):
     gpu_index = models.CharField(max_length=16, blank=True, help_text="CUDA_VISIBLE_DEVICES of the worker")
     started_at = models.DateTimeField()
     last_seen_at = models.DateTimeField()
-    current_submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    current_submission = models.ForeignKey(
+        Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     jobs_done = models.PositiveIntegerField(default=0)
     stopped_at = models.DateTimeField(null=True, blank=True, help_text="Set when the worker shut down cleanly")
 

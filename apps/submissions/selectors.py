@@ -1,5 +1,6 @@
 """Reads about submissions: quotas, queue positions, GPU workers online, broker queue depths (the
 pipeline's), then what the reader-facing pages show."""
+
 from __future__ import annotations
 
 import logging
@@ -40,7 +41,9 @@ def quota_get(user, *, now: datetime | None = None) -> Quota:
     now = now or timezone.now()
     per_hour, per_day = settings.SUBMISSIONS_PER_HOUR, settings.SUBMISSIONS_PER_DAY
     day_times = list(
-        Submission.objects.filter(user=user, created_at__gt=now - DAY).order_by("created_at").values_list("created_at", flat=True)
+        Submission.objects.filter(user=user, created_at__gt=now - DAY)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
     )
     hour_times = [t for t in day_times if t > now - HOUR]
     remaining = max(0, min(per_hour - len(hour_times), per_day - len(day_times)))
@@ -187,10 +190,24 @@ def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission
     """
     ranked = (
         _counts(Submission.objects.filter(exercise=exercise, gpu_kind=gpu_kind))
-        .annotate(reader_rank=Window(RowNumber(), partition_by=[F("user_id")], order_by=[F("pct_of_baseline").desc(), F("created_at").asc()]))
+        .annotate(
+            reader_rank=Window(
+                RowNumber(), partition_by=[F("user_id")], order_by=[F("pct_of_baseline").desc(), F("created_at").asc()]
+            )
+        )
         .filter(reader_rank=1)
         .select_related("user")
-        .only("public_id", "created_at", "pct_of_baseline", "tflops", "time_ms", "gpu_name", "review", "user__name", "user__email")
+        .only(
+            "public_id",
+            "created_at",
+            "pct_of_baseline",
+            "tflops",
+            "time_ms",
+            "gpu_name",
+            "review",
+            "user__name",
+            "user__email",
+        )
         .order_by("-pct_of_baseline", "created_at")
     )
     return list(ranked[:limit])
@@ -218,13 +235,17 @@ def gemm_ladder(user, gpu_kind: str) -> list[dict]:
             best_pct=Max("submissions__pct_of_baseline", filter=counting),
             tried=Count("submissions", filter=Q(submissions__user=user)),
             book_pct=Subquery(
-                ReferenceResult.objects.filter(problem=OuterRef("problem"), gpu_kind=gpu_kind, step=OuterRef("reference_step"))
-                .values("pct_of_baseline")[:1]
+                ReferenceResult.objects.filter(
+                    problem=OuterRef("problem"), gpu_kind=gpu_kind, step=OuterRef("reference_step")
+                ).values("pct_of_baseline")[:1]
             ),
         )
         .order_by("capsule__part__number", "capsule__number")
     )
-    return [{"exercise": e, "capsule": e.capsule, "best_pct": e.best_pct, "book_pct": e.book_pct, "tried": e.tried} for e in exercises]
+    return [
+        {"exercise": e, "capsule": e.capsule, "best_pct": e.best_pct, "book_pct": e.book_pct, "tried": e.tried}
+        for e in exercises
+    ]
 
 
 def gpu_workers_listed() -> list[GpuWorker]:
@@ -236,6 +257,13 @@ def submissions_by_status(*, hours: int = 24) -> list[dict]:
     """How many submissions are in each status, of those created in the last `hours`."""
     since = timezone.now() - timedelta(hours=hours)
     counts = dict(
-        Submission.objects.filter(created_at__gte=since).order_by().values("status").annotate(n=Count("id")).values_list("status", "n")
+        Submission.objects.filter(created_at__gte=since)
+        .order_by()
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
     )
-    return [{"status": status, "label": label, "count": counts.get(status, 0)} for status, label in Submission.Status.choices]
+    return [
+        {"status": status, "label": label, "count": counts.get(status, 0)}
+        for status, label in Submission.Status.choices
+    ]

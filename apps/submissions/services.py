@@ -6,6 +6,7 @@ Celery delivers a job at least once (acks_late, reject_on_worker_lost), so each 
 stage that finds its work done does nothing, and a GPU run is recorded only by the attempt that started
 last (`attempts` is the token), so a job that ran twice after a lost worker is recorded once.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -67,7 +68,9 @@ def web_status(verdict: str) -> str:
 
 
 def _locked(submission_id: int) -> Submission | None:
-    return Submission.objects.select_for_update(of=("self",)).select_related("exercise").filter(pk=submission_id).first()
+    return (
+        Submission.objects.select_for_update(of=("self",)).select_related("exercise").filter(pk=submission_id).first()
+    )
 
 
 def _seconds(n: int):
@@ -93,10 +96,15 @@ def exercises_import(*, book, capsules) -> list[str]:
         declared.add(data.number)
         ex = data.exercise
         values = {
-            "problem": ex.problem, "title": ex.title, "statement": ex.statement,
-            "starter_source": ex.starter_source, "starter_name": ex.starter_name,
-            "reference_step": ex.reference_step, "arch": ex.arch,
-            "gpu_time_limit_s": ex.gpu_time_limit_s, "is_open": ex.is_open,
+            "problem": ex.problem,
+            "title": ex.title,
+            "statement": ex.statement,
+            "starter_source": ex.starter_source,
+            "starter_name": ex.starter_name,
+            "reference_step": ex.reference_step,
+            "arch": ex.arch,
+            "gpu_time_limit_s": ex.gpu_time_limit_s,
+            "is_open": ex.is_open,
         }
         exercise = Exercise.objects.filter(capsule=by_number[data.number]).first()
         if exercise is not None and all(getattr(exercise, k) == v for k, v in values.items()):
@@ -140,7 +148,9 @@ def plan_into_source(source: str, plan: str) -> str:
     return f"{kept}\n\n/* @plan\n{body}\n*/\n"
 
 
-def submission_create(*, user, exercise: Exercise, source: str, plan: str | None = None, filename: str = "") -> Submission:
+def submission_create(
+    *, user, exercise: Exercise, source: str, plan: str | None = None, filename: str = ""
+) -> Submission:
     """Store a reader's kernel (source first), then queue its compile. Raises SubmissionRefused."""
     from kernels.plan import PlanError, extract_plan
 
@@ -152,7 +162,9 @@ def submission_create(*, user, exercise: Exercise, source: str, plan: str | None
         raise SubmissionRefused("This exercise is closed: it shows results but takes no new submissions.")
     source = (source or "").replace("\r\n", "\n")
     if not source.strip():
-        raise SubmissionRefused("The source is empty: paste your kernel into the editor or upload a .cu file.", field="source")
+        raise SubmissionRefused(
+            "The source is empty: paste your kernel into the editor or upload a .cu file.", field="source"
+        )
     if "\x00" in source:
         raise SubmissionRefused("The file is not CUDA source text (it contains NUL bytes).", field="source")
     if plan is not None and plan.strip():
@@ -160,7 +172,9 @@ def submission_create(*, user, exercise: Exercise, source: str, plan: str | None
     limit = settings.SUBMISSION_MAX_SOURCE_BYTES
     size = len(source.encode("utf-8"))
     if size > limit:
-        raise SubmissionRefused(f"The source is {-(-size // 1024):,} KB; the limit is {limit // 1024:,} KB.", field="source")
+        raise SubmissionRefused(
+            f"The source is {-(-size // 1024):,} KB; the limit is {limit // 1024:,} KB.", field="source"
+        )
     try:
         extract_plan(source)
     except PlanError as error:
@@ -177,9 +191,14 @@ def submission_create(*, user, exercise: Exercise, source: str, plan: str | None
                 f"the next one is possible at {when}."
             )
         submission = Submission.objects.create(
-            user=user, exercise=exercise, source=source, filename=(filename or "")[:200],
+            user=user,
+            exercise=exercise,
+            source=source,
+            filename=(filename or "")[:200],
             source_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
-            gpu_kind=settings.DEFAULT_GPU_KIND, arch=exercise.arch, status=Status.QUEUED,
+            gpu_kind=settings.DEFAULT_GPU_KIND,
+            arch=exercise.arch,
+            status=Status.QUEUED,
             deadline_at=_seconds(settings.SUBMISSION_COMPILE_DEADLINE_S),
         )
         _enqueue_compile(submission)
@@ -224,7 +243,12 @@ def submission_compile(*, submission_id: int) -> Submission | None:
             return submission
         submission.compiled_at = timezone.now()
         if compiled is None:
-            _finish(submission, Status.ERROR, "internal_error", "The judge could not compile this; it is not your fault. Staff can re-run it.")
+            _finish(
+                submission,
+                Status.ERROR,
+                "internal_error",
+                "The judge could not compile this; it is not your fault. Staff can re-run it.",
+            )
         elif compiled.ok:
             _move(submission, Status.COMPILED)
             submission.verdict, submission.message = compiled.verdict.value, compiled.message or "Compiled."
@@ -264,8 +288,12 @@ def submission_gpu_start(*, submission_id: int, worker_name: str) -> int | None:
     if submission.status not in (Status.COMPILED, Status.RUNNING):
         raise TransitionRefused(f"submission {submission.public_id} is {submission.status}, not compiled")
     if submission.attempts >= settings.SUBMISSION_MAX_ATTEMPTS:
-        _finish(submission, Status.ERROR, "internal_error",
-                f"The GPU worker was lost {submission.attempts} times while running this; staff can re-run it.")
+        _finish(
+            submission,
+            Status.ERROR,
+            "internal_error",
+            f"The GPU worker was lost {submission.attempts} times while running this; staff can re-run it.",
+        )
         submission.save()
         return None
     _move(submission, Status.RUNNING)
@@ -292,8 +320,13 @@ def submission_gpu_record(*, submission_id: int, attempt: int, result, worker_na
     """Store the judge's JudgeResult. Only the latest attempt records, once; returns whether it did."""
     submission = _locked(submission_id)
     if submission is None or submission.status != Status.RUNNING or submission.attempts != attempt:
-        logger.info("submission %s: result of attempt %s not recorded (now %s, attempt %s)", submission_id, attempt,
-                    submission and submission.status, submission and submission.attempts)
+        logger.info(
+            "submission %s: result of attempt %s not recorded (now %s, attempt %s)",
+            submission_id,
+            attempt,
+            submission and submission.status,
+            submission and submission.attempts,
+        )
         return False
     data = result.to_dict()
     submission.result = data
@@ -339,7 +372,9 @@ def _stuck(now):
     window = timedelta(seconds=settings.GPU_WORKER_ONLINE_WINDOW_S)
     past_deadline = Submission.objects.filter(status__in=IN_PROGRESS, deadline_at__lt=now)
     # A running job whose worker stopped sending heartbeats comes back at once, not only at its deadline.
-    worker_lost = Submission.objects.filter(status=Status.RUNNING, started_at__lt=now - window).exclude(worker__in=online)
+    worker_lost = Submission.objects.filter(status=Status.RUNNING, started_at__lt=now - window).exclude(
+        worker__in=online
+    )
     return past_deadline | worker_lost
 
 
@@ -350,16 +385,27 @@ def submission_sweep(*, now=None) -> SweepReport:
     report = SweepReport()
     for submission_id in _stuck(now).values_list("pk", flat=True):
         with transaction.atomic():
-            submission = (_stuck(now).select_for_update(skip_locked=True, of=("self",)).select_related("exercise")
-                          .filter(pk=submission_id).first())
+            submission = (
+                _stuck(now)
+                .select_for_update(skip_locked=True, of=("self",))
+                .select_related("exercise")
+                .filter(pk=submission_id)
+                .first()
+            )
             if submission is None:
                 continue  # finished or taken meanwhile
             stage = submission.get_status_display().lower()
             if submission.status == Status.RUNNING:
-                GpuWorker.objects.filter(hostname=submission.worker, current_submission=submission).update(current_submission=None)
+                GpuWorker.objects.filter(hostname=submission.worker, current_submission=submission).update(
+                    current_submission=None
+                )
             if submission.sweeps >= settings.SUBMISSION_MAX_ATTEMPTS:
-                _finish(submission, Status.ERROR, "internal_error",
-                        f"Stuck ({stage}) {submission.sweeps + 1} times; the judge gave up. Staff can re-run it.")
+                _finish(
+                    submission,
+                    Status.ERROR,
+                    "internal_error",
+                    f"Stuck ({stage}) {submission.sweeps + 1} times; the judge gave up. Staff can re-run it.",
+                )
                 report.failed.append(submission.pk)
             elif submission.status in (Status.QUEUED, Status.COMPILING):
                 submission.status = Status.QUEUED  # QUEUED -> QUEUED is a re-send, not a transition
@@ -391,7 +437,16 @@ def submission_rerun(*, submission: Submission, by) -> Submission:
     _move(submission, Status.QUEUED)
     for name in ("verdict", "message", "compile_log", "gpu_name", "worker", "review_note"):
         setattr(submission, name, "")
-    for name in ("compiled", "result", "pct_of_baseline", "tflops", "time_ms", "compiled_at", "started_at", "finished_at"):
+    for name in (
+        "compiled",
+        "result",
+        "pct_of_baseline",
+        "tflops",
+        "time_ms",
+        "compiled_at",
+        "started_at",
+        "finished_at",
+    ):
         setattr(submission, name, None)
     submission.review, submission.attempts, submission.sweeps = Submission.Review.NONE, 0, 0
     submission.deadline_at = _seconds(settings.SUBMISSION_COMPILE_DEADLINE_S)
@@ -434,7 +489,12 @@ def reference_result_store(*, problem: str, gpu_kind: str, step: str, title: str
     """One rung's JudgeResult (as JSON) for one GPU kind; measuring again replaces it."""
     from apps.submissions.models import ReferenceResult
 
-    values = {"title": title[:200], "result": result, "measured_at": measured_at or timezone.now(), **_figures_of(result)}
+    values = {
+        "title": title[:200],
+        "result": result,
+        "measured_at": measured_at or timezone.now(),
+        **_figures_of(result),
+    }
     stored, _ = ReferenceResult.objects.update_or_create(problem=problem, gpu_kind=gpu_kind, step=step, defaults=values)
     return stored
 
@@ -457,9 +517,17 @@ def reference_ladder_measure(*, gpu_kind: str, judge, steps: list[str] | None = 
         if compiled.ok:
             result = judge.judge(compiled, JudgeOptions(timeout_s=300.0))
         else:
-            result = JudgeResult(verdict=compiled.verdict, message=compiled.message, problem=problem, error=compiled.log)
-        stored.append(reference_result_store(problem=problem, gpu_kind=gpu_kind, step=path.name, title=title, result=result.to_dict()))
-        log(f"{path.name}: {result.verdict.value} {stored[-1].pct_of_baseline or 0:.1f}% of baseline, {stored[-1].tflops or 0:.2f} TFLOP/s")
+            result = JudgeResult(
+                verdict=compiled.verdict, message=compiled.message, problem=problem, error=compiled.log
+            )
+        stored.append(
+            reference_result_store(
+                problem=problem, gpu_kind=gpu_kind, step=path.name, title=title, result=result.to_dict()
+            )
+        )
+        log(
+            f"{path.name}: {result.verdict.value} {stored[-1].pct_of_baseline or 0:.1f}% of baseline, {stored[-1].tflops or 0:.2f} TFLOP/s"
+        )
     return stored
 
 
@@ -467,10 +535,19 @@ def reference_results_export(*, gpu_kind: str) -> dict:
     from apps.submissions.models import ReferenceResult
 
     rows = ReferenceResult.objects.filter(gpu_kind=gpu_kind).order_by("step")
-    return {"gpu_kind": gpu_kind, "results": [
-        {"problem": r.problem, "step": r.step, "title": r.title, "measured_at": r.measured_at.isoformat(), "result": r.result}
-        for r in rows
-    ]}
+    return {
+        "gpu_kind": gpu_kind,
+        "results": [
+            {
+                "problem": r.problem,
+                "step": r.step,
+                "title": r.title,
+                "measured_at": r.measured_at.isoformat(),
+                "result": r.result,
+            }
+            for r in rows
+        ],
+    }
 
 
 @transaction.atomic
@@ -480,8 +557,14 @@ def reference_results_load(*, path) -> int:
 
     data = json.loads(Path(path).read_text())
     for row in data["results"]:
-        reference_result_store(problem=row["problem"], gpu_kind=data["gpu_kind"], step=row["step"], title=row["title"],
-                               result=row["result"], measured_at=parse_datetime(row["measured_at"]))
+        reference_result_store(
+            problem=row["problem"],
+            gpu_kind=data["gpu_kind"],
+            step=row["step"],
+            title=row["title"],
+            result=row["result"],
+            measured_at=parse_datetime(row["measured_at"]),
+        )
     return len(data["results"])
 
 

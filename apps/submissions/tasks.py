@@ -5,6 +5,7 @@ tasks are acknowledged late and given back when their worker dies (also global s
 because losing a GPU job silently is the one thing this pipeline must not do); the services make a second
 delivery harmless.
 """
+
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -19,8 +20,12 @@ def submission_compile_task(submission_id: int) -> None:
 
 
 @shared_task(
-    name="submissions.judge", bind=True, acks_late=True, reject_on_worker_lost=True,
-    soft_time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S, time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S + 60,
+    name="submissions.judge",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S,
+    time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S + 60,
 )
 def submission_judge_task(self, submission_id: int) -> None:
     # The judge kills its sandboxed child after the exercise's own limit; the task's limits only catch
@@ -38,8 +43,12 @@ def submission_sweep_task() -> None:
 
 
 @shared_task(
-    name="submissions.reference_ladder", bind=True, acks_late=True, reject_on_worker_lost=True,
-    soft_time_limit=3600, time_limit=3660,
+    name="submissions.reference_ladder",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=3600,
+    time_limit=3660,
 )
 def reference_ladder_task(self, gpu_kind: str, steps: list[str] | None = None) -> None:
     """Judge the reference ladder (kernels/reference) on this worker's GPU and store ReferenceResults."""

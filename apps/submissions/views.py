@@ -5,6 +5,7 @@ Views parse input, call a service or a selector, and render; statuses change onl
 Every page that shows an exercise's statement or starter asks `can_read` first; a submission is
 shown to its owner and to staff, and is a 404 for everyone else.
 """
+
 import hashlib
 import uuid
 
@@ -47,7 +48,9 @@ def exercise_context(request, capsule, form: SubmissionForm | None = None) -> di
         return {"exercise": exercise, "exercise_locked": True, "book": capsule.book}
     if form is None:
         # The editor resumes where the reader left off: their latest source, else the starter.
-        form = SubmissionForm(initial={"source": selectors.latest_source(request.user, exercise) or exercise.starter_source})
+        form = SubmissionForm(
+            initial={"source": selectors.latest_source(request.user, exercise) or exercise.starter_source}
+        )
     return {
         "exercise": exercise,
         "exercise_locked": False,
@@ -70,7 +73,8 @@ def _live_context(user, exercise) -> dict:
             submission.workers_online = workers[submission.gpu_kind]
     active = any(not s.is_finished for s in submissions)
     state = "|".join(
-        f"{s.public_id}:{s.status}:{getattr(s, 'queue_position', '')}:{getattr(s, 'workers_online', '')}" for s in submissions
+        f"{s.public_id}:{s.status}:{getattr(s, 'queue_position', '')}:{getattr(s, 'workers_online', '')}"
+        for s in submissions
     )
     points = [
         charts.Point(
@@ -98,13 +102,17 @@ def _live_context(user, exercise) -> dict:
             chart_id=f"history-{exercise.pk}",
             title=f"Your submissions to {exercise.title}: % of cuBLAS",
             desc="Each finished submission in order; crosses on the axis did not pass.",
-        ) if points else None,
+        )
+        if points
+        else None,
         "ladder_chart": charts.bar_chart(
             bars,
             chart_id=f"ladder-{exercise.pk}",
             title=f"Your best against the reference ladder on {gpu_kind.upper()}",
             desc="Percent of cuBLAS at the largest benchmark shape.",
-        ) if bars else None,
+        )
+        if bars
+        else None,
     }
 
 
@@ -120,18 +128,27 @@ def submit(request, slug):
     if form.is_valid():
         source, plan, filename = form.effective()
         try:
-            submission = services.submission_create(user=request.user, exercise=exercise, source=source, plan=plan, filename=filename)
+            submission = services.submission_create(
+                user=request.user, exercise=exercise, source=source, plan=plan, filename=filename
+            )
         except services.SubmissionRefused as refusal:
             form = _form_keeping_text(request, form, source)
             form.add_error(refusal.field if refusal.field in ("source", "plan") else None, refusal.message)
         else:
-            return redirect(reverse("reading:capsule-progress", args=[capsule.slug]) + f"#submission-{submission.public_id}")
-    return render(request, "reading/capsule_progress.html", {
-        "capsule": capsule,
-        "readable": True,
-        "progress": reading.progress_get(request.user, capsule),
-        **exercise_context(request, capsule, form=form),
-    }, status=400)
+            return redirect(
+                reverse("reading:capsule-progress", args=[capsule.slug]) + f"#submission-{submission.public_id}"
+            )
+    return render(
+        request,
+        "reading/capsule_progress.html",
+        {
+            "capsule": capsule,
+            "readable": True,
+            "progress": reading.progress_get(request.user, capsule),
+            **exercise_context(request, capsule, form=form),
+        },
+        status=400,
+    )
 
 
 def _form_keeping_text(request, form: SubmissionForm, source: str) -> SubmissionForm:
@@ -152,13 +169,20 @@ def live(request, slug):
     exercise = selectors.exercise_of(capsule)
     if exercise is None or not can_read(request.user, capsule):
         if request.htmx:  # access ended while the page was polling: say so once and stop the polling
-            return HttpResponse('<p class="muted">This exercise is no longer open to you. Reload the page.</p>',
-                                status=HTMX_STOP_POLLING)
+            return HttpResponse(
+                '<p class="muted">This exercise is no longer open to you. Reload the page.</p>',
+                status=HTMX_STOP_POLLING,
+            )
         raise Http404("No exercise here")
     if not request.htmx:
         return redirect("reading:capsule-progress", slug=capsule.slug)
     context = _live_context(request.user, exercise)
-    return _polled(request, "submissions/_live.html", {"capsule": capsule, "exercise": exercise, **context}, waiting=context["active"])
+    return _polled(
+        request,
+        "submissions/_live.html",
+        {"capsule": capsule, "exercise": exercise, **context},
+        waiting=context["active"],
+    )
 
 
 def _polled(request, template: str, context: dict, *, waiting: bool) -> HttpResponse:
@@ -182,7 +206,9 @@ def _detail_context(submission) -> dict:
     if not submission.is_finished:
         submission.queue_position = selectors.queue_position(submission)
         submission.workers_online = selectors.gpu_workers_online(submission.gpu_kind)
-    state = f"{submission.status}:{getattr(submission, 'queue_position', '')}:{getattr(submission, 'workers_online', '')}"
+    state = (
+        f"{submission.status}:{getattr(submission, 'queue_position', '')}:{getattr(submission, 'workers_online', '')}"
+    )
     result, compiled = submission.result or {}, submission.compiled or {}
     return {
         "submission": submission,
@@ -218,13 +244,17 @@ def diff(request, public_id):
     if other is None or other.user_id != submission.user_id or other.exercise_id != submission.exercise_id:
         raise Http404("No such submission to compare with")
     older, newer = sorted([other, submission], key=lambda s: s.created_at)
-    return render(request, "submissions/diff.html", {
-        "submission": submission,
-        "older": older,
-        "newer": newer,
-        "exercise": submission.exercise,
-        "diff": source_diff(older.source, newer.source),
-    })
+    return render(
+        request,
+        "submissions/diff.html",
+        {
+            "submission": submission,
+            "older": older,
+            "newer": newer,
+            "exercise": submission.exercise,
+            "diff": source_diff(older.source, newer.source),
+        },
+    )
 
 
 def _is_uuid(value) -> bool:
@@ -250,13 +280,17 @@ def leaderboard(request, slug):
     gpu_kind = request.GET.get("gpu") or selectors.default_gpu_kind()
     if gpu_kind not in kinds:
         raise Http404("No such GPU kind")
-    return render(request, "submissions/leaderboard.html", {
-        "capsule": capsule,
-        "exercise": exercise,
-        "gpu_kind": gpu_kind,
-        "kinds": kinds,
-        "rows": selectors.leaderboard(exercise, gpu_kind),
-    })
+    return render(
+        request,
+        "submissions/leaderboard.html",
+        {
+            "capsule": capsule,
+            "exercise": exercise,
+            "gpu_kind": gpu_kind,
+            "kinds": kinds,
+            "rows": selectors.leaderboard(exercise, gpu_kind),
+        },
+    )
 
 
 @require_GET
@@ -265,12 +299,16 @@ def leaderboard(request, slug):
 def queues(request):
     depths = selectors.queue_depths()
     kinds = list(settings.GPU_KINDS)
-    return render(request, "submissions/queues.html", {
-        "depths": sorted(depths.items()),
-        "kinds": [{"kind": kind, "online": selectors.gpu_workers_online(kind)} for kind in kinds],
-        "workers": selectors.gpu_workers_listed(),
-        "by_status": selectors.submissions_by_status(),
-    })
+    return render(
+        request,
+        "submissions/queues.html",
+        {
+            "depths": sorted(depths.items()),
+            "kinds": [{"kind": kind, "online": selectors.gpu_workers_online(kind)} for kind in kinds],
+            "workers": selectors.gpu_workers_listed(),
+            "by_status": selectors.submissions_by_status(),
+        },
+    )
 
 
 # --- "My progress" ------------------------------------------------------------------------------
@@ -281,11 +319,22 @@ def ladder_context(user) -> dict:
     gpu_kind = selectors.default_gpu_kind()
     rows = selectors.gemm_ladder(user, gpu_kind)
     tried = [row for row in rows if row["tried"]]
-    chart = charts.bar_chart(
-        [charts.Bar(label=f"{row['capsule'].number:02d} {row['capsule'].title}", value=row["best_pct"],
-                    marker=row["book_pct"], marker_label="book's kernel") for row in rows],
-        chart_id="gemm-ladder",
-        title=f"Your best % of cuBLAS per GEMM capsule on {gpu_kind.upper()}",
-        desc="In book order; a tick marks the book's own kernel for the step, measured on the same GPU kind.",
-    ) if tried else None
+    chart = (
+        charts.bar_chart(
+            [
+                charts.Bar(
+                    label=f"{row['capsule'].number:02d} {row['capsule'].title}",
+                    value=row["best_pct"],
+                    marker=row["book_pct"],
+                    marker_label="book's kernel",
+                )
+                for row in rows
+            ],
+            chart_id="gemm-ladder",
+            title=f"Your best % of cuBLAS per GEMM capsule on {gpu_kind.upper()}",
+            desc="In book order; a tick marks the book's own kernel for the step, measured on the same GPU kind.",
+        )
+        if tried
+        else None
+    )
     return {"gemm_ladder": rows, "gemm_ladder_chart": chart, "gemm_gpu_kind": gpu_kind}

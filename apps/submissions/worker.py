@@ -9,6 +9,7 @@ A worker is a GPU worker when it consumes a `gpu.<kind>` queue; CPU workers (`-Q
 neither register nor start a judge. Nothing here imports Django models at module
 level: config/celery.py imports this module to connect the signals before Django is set up.
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,8 +36,11 @@ def gpu_kind() -> str:
     worker must never report itself as a GPU that is online."""
     argv = sys.argv
     for index, arg in enumerate(argv):
-        value = argv[index + 1] if arg in ("-Q", "--queues") and index + 1 < len(argv) else (
-            arg.split("=", 1)[1] if arg.startswith("--queues=") else "")
+        value = (
+            argv[index + 1]
+            if arg in ("-Q", "--queues") and index + 1 < len(argv)
+            else (arg.split("=", 1)[1] if arg.startswith("--queues=") else "")
+        )
         for queue in value.split(","):
             if queue.startswith("gpu."):
                 return queue[4:]
@@ -75,8 +79,12 @@ def gpu_name() -> str:
         return ""
     index = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0]
     try:
-        query = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", index],
-                               capture_output=True, text=True, timeout=20)
+        query = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", index],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return query.stdout.strip().splitlines()[0] if query.returncode == 0 and query.stdout.strip() else ""
@@ -88,10 +96,18 @@ def register() -> None:
     from apps.submissions.models import GpuWorker
 
     now = timezone.now()
-    GpuWorker.objects.update_or_create(hostname=node_name(), defaults={
-        "gpu_kind": gpu_kind(), "gpu_name": gpu_name()[:100], "gpu_index": os.environ.get("CUDA_VISIBLE_DEVICES", "")[:16],
-        "started_at": now, "last_seen_at": now, "stopped_at": None, "current_submission": None,
-    })
+    GpuWorker.objects.update_or_create(
+        hostname=node_name(),
+        defaults={
+            "gpu_kind": gpu_kind(),
+            "gpu_name": gpu_name()[:100],
+            "gpu_index": os.environ.get("CUDA_VISIBLE_DEVICES", "")[:16],
+            "started_at": now,
+            "last_seen_at": now,
+            "stopped_at": None,
+            "current_submission": None,
+        },
+    )
 
 
 def heartbeat_once() -> None:
@@ -144,8 +160,9 @@ def _start_gpu_process(**kwargs):
     except Exception:
         logger.exception("GPU worker registration failed; the heartbeat will retry")
     _heartbeat_stop.clear()
-    threading.Thread(target=_heartbeat_loop, args=(settings.GPU_WORKER_HEARTBEAT_S,), daemon=True,
-                     name="gpu-worker-heartbeat").start()
+    threading.Thread(
+        target=_heartbeat_loop, args=(settings.GPU_WORKER_HEARTBEAT_S,), daemon=True, name="gpu-worker-heartbeat"
+    ).start()
     logger.info("GPU worker %s (%s) ready", node_name(), gpu_kind())
 
 

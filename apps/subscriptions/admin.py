@@ -1,5 +1,6 @@
 """Admin: customers, subscriptions and events are read-only (Stripe is their source of truth),
 with links to the Stripe dashboard; complimentary access is granted and revoked here."""
+
 import json
 
 import stripe
@@ -24,7 +25,11 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 def _dashboard_link(kind, stripe_id, livemode=None):
-    return format_html('<a href="{}" target="_blank" rel="noopener">{} ↗</a>', stripe_api.dashboard_url(kind, stripe_id, livemode=livemode), stripe_id)
+    return format_html(
+        '<a href="{}" target="_blank" rel="noopener">{} ↗</a>',
+        stripe_api.dashboard_url(kind, stripe_id, livemode=livemode),
+        stripe_id,
+    )
 
 
 class SubscriptionInline(admin.TabularInline):
@@ -69,7 +74,16 @@ class CustomerAdmin(ReadOnlyAdmin):
 
 @admin.register(Subscription)
 class SubscriptionAdmin(ReadOnlyAdmin):
-    list_display = ("stripe_id", "user_email", "status", "price_id", "current_period_end", "cancel_at_period_end", "past_due_since", "synced_at")
+    list_display = (
+        "stripe_id",
+        "user_email",
+        "status",
+        "price_id",
+        "current_period_end",
+        "cancel_at_period_end",
+        "past_due_since",
+        "synced_at",
+    )
     list_filter = ("status", "cancel_at_period_end", "livemode")
     search_fields = ("stripe_id", "customer__stripe_id", "customer__user__email")
     list_select_related = ("customer__user",)
@@ -115,7 +129,16 @@ class ProcessedFilter(admin.SimpleListFilter):
 
 @admin.register(StripeEvent)
 class StripeEventAdmin(ReadOnlyAdmin):
-    list_display = ("stripe_id", "type", "object_id", "stripe_created", "received_at", "processed_at", "attempts", "has_error")
+    list_display = (
+        "stripe_id",
+        "type",
+        "object_id",
+        "stripe_created",
+        "received_at",
+        "processed_at",
+        "attempts",
+        "has_error",
+    )
     list_filter = (ProcessedFilter, "type", "livemode")
     search_fields = ("stripe_id", "object_id", "type")
     date_hierarchy = "received_at"
@@ -147,7 +170,11 @@ class StripeEventAdmin(ReadOnlyAdmin):
                 done += 1
             except Exception:  # noqa: BLE001 - recorded on the event, shown in the list
                 failed += 1
-        self.message_user(request, f"{done} processed, {failed} failed (see their error).", messages.WARNING if failed else messages.SUCCESS)
+        self.message_user(
+            request,
+            f"{done} processed, {failed} failed (see their error).",
+            messages.WARNING if failed else messages.SUCCESS,
+        )
 
 
 class CurrentFilter(admin.SimpleListFilter):
@@ -168,7 +195,16 @@ class CurrentFilter(admin.SimpleListFilter):
 
 @admin.register(ComplimentaryAccess)
 class ComplimentaryAccessAdmin(admin.ModelAdmin):
-    list_display = ("user", "reason", "starts_at", "ends_at", "granted_by", "granted_at", "revoked_at", "is_current_display")
+    list_display = (
+        "user",
+        "reason",
+        "starts_at",
+        "ends_at",
+        "granted_by",
+        "granted_at",
+        "revoked_at",
+        "is_current_display",
+    )
     list_filter = (CurrentFilter,)
     search_fields = ("user__email", "reason")
     autocomplete_fields = ("user",)
@@ -191,7 +227,11 @@ class ComplimentaryAccessAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         created = services.complimentary_access_grant(
-            user=obj.user, reason=obj.reason, ends_at=obj.ends_at, starts_at=obj.starts_at or timezone.now(), granted_by=request.user
+            user=obj.user,
+            reason=obj.reason,
+            ends_at=obj.ends_at,
+            starts_at=obj.starts_at or timezone.now(),
+            granted_by=request.user,
         )
         obj.pk, obj.granted_by, obj.granted_at = created.pk, created.granted_by, created.granted_at
         obj._state.adding = False

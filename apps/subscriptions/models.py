@@ -4,6 +4,7 @@ Stripe is the source of truth for customers and subscriptions: these rows are wr
 `services.subscription_sync` from what the Stripe API answers (never from a redirect, never
 from a webhook payload alone). Access is computed from the stored rows (`selectors.has_full_access`).
 """
+
 from datetime import timedelta
 
 from django.conf import settings
@@ -44,7 +45,9 @@ class SubscriptionQuerySet(models.QuerySet):
         """
         now = now or timezone.now()
         grace = timedelta(days=settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS)
-        not_ended = ~Q(cancel_at_period_end=True, current_period_end__lte=now) & (Q(cancel_at__isnull=True) | Q(cancel_at__gt=now))
+        not_ended = ~Q(cancel_at_period_end=True, current_period_end__lte=now) & (
+            Q(cancel_at__isnull=True) | Q(cancel_at__gt=now)
+        )
         paying = Q(status__in=[Subscription.Status.ACTIVE, Subscription.Status.TRIALING])
         in_grace = Q(status=Subscription.Status.PAST_DUE, past_due_since__gt=now - grace)
         return self.filter((paying | in_grace) & not_ended)
@@ -138,7 +141,11 @@ class StripeEvent(models.Model):
 
     class Meta:
         ordering = ["-received_at"]
-        indexes = [models.Index(fields=["received_at"], condition=Q(processed_at__isnull=True), name="subs_event_unprocessed_idx")]
+        indexes = [
+            models.Index(
+                fields=["received_at"], condition=Q(processed_at__isnull=True), name="subs_event_unprocessed_idx"
+            )
+        ]
 
     def __str__(self):
         return f"{self.stripe_id} {self.type}"
@@ -151,7 +158,9 @@ class StripeEvent(models.Model):
 class ComplimentaryAccessQuerySet(models.QuerySet):
     def current(self, *, now=None):
         now = now or timezone.now()
-        return self.filter(revoked_at__isnull=True, starts_at__lte=now).filter(Q(ends_at__isnull=True) | Q(ends_at__gt=now))
+        return self.filter(revoked_at__isnull=True, starts_at__lte=now).filter(
+            Q(ends_at__isnull=True) | Q(ends_at__gt=now)
+        )
 
 
 class ComplimentaryAccess(models.Model):
@@ -163,12 +172,20 @@ class ComplimentaryAccess(models.Model):
     starts_at = models.DateTimeField(default=timezone.now)
     ends_at = models.DateTimeField(null=True, blank=True, help_text="Leave empty for access with no end date.")
     granted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="complimentary_accesses_granted"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="complimentary_accesses_granted",
     )
     granted_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoked_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="complimentary_accesses_revoked"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="complimentary_accesses_revoked",
     )
 
     objects = ComplimentaryAccessQuerySet.as_manager()
@@ -178,7 +195,10 @@ class ComplimentaryAccess(models.Model):
         verbose_name_plural = "complimentary access"
         ordering = ["-granted_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(ends_at__isnull=True) | Q(ends_at__gt=models.F("starts_at")), name="subs_comp_ends_after_start"),
+            models.CheckConstraint(
+                condition=Q(ends_at__isnull=True) | Q(ends_at__gt=models.F("starts_at")),
+                name="subs_comp_ends_after_start",
+            ),
         ]
 
     def __str__(self):

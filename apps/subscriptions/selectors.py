@@ -1,4 +1,5 @@
 """Reads: who has full access, what the billing section and the pricing page show."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,7 +39,11 @@ def request_has_full_access(request) -> bool:
 def stripe_is_configured() -> bool:
     """Checkout needs the secret key, at least one Price and the webhook secret (without which
     a payment would never be seen)."""
-    return bool(settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET and (settings.STRIPE_PRICE_MONTHLY or settings.STRIPE_PRICE_YEARLY))
+    return bool(
+        settings.STRIPE_SECRET_KEY
+        and settings.STRIPE_WEBHOOK_SECRET
+        and (settings.STRIPE_PRICE_MONTHLY or settings.STRIPE_PRICE_YEARLY)
+    )
 
 
 def customer_for_user(user) -> Customer | None:
@@ -80,7 +85,9 @@ def billing_summary(user) -> BillingSummary:
         complimentary=complimentary_access_current(user),
         has_full_access=has_full_access(user),
         has_customer=subscription is not None or customer_for_user(user) is not None,
-        can_subscribe=user is not None and user.is_authenticated and not Subscription.objects.for_user(user).still_open().exists(),
+        can_subscribe=user is not None
+        and user.is_authenticated
+        and not Subscription.objects.for_user(user).still_open().exists(),
         plan_label=plan_label(subscription),
         stripe_configured=stripe_is_configured(),
     )
@@ -93,10 +100,29 @@ def plan_label(subscription: Subscription | None) -> str:
         return "Monthly"
     if subscription.price_id and subscription.price_id == settings.STRIPE_PRICE_YEARLY:
         return "Yearly"
-    return {"month": "Monthly", "year": "Yearly"}.get(subscription.interval, subscription.interval.capitalize() or "Subscription")
+    return {"month": "Monthly", "year": "Yearly"}.get(
+        subscription.interval, subscription.interval.capitalize() or "Subscription"
+    )
 
 
-_ZERO_DECIMAL = {"bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "ugx", "vnd", "vuv", "xaf", "xof", "xpf"}
+_ZERO_DECIMAL = {
+    "bif",
+    "clp",
+    "djf",
+    "gnf",
+    "jpy",
+    "kmf",
+    "krw",
+    "mga",
+    "pyg",
+    "rwf",
+    "ugx",
+    "vnd",
+    "vuv",
+    "xaf",
+    "xof",
+    "xpf",
+}
 _SYMBOLS = {"eur": "€", "usd": "$", "gbp": "£"}
 
 

@@ -5,6 +5,7 @@ only a hint. It is stored once, and processing it re-reads the subscription from
 and stores that current state (`subscription_sync`), so events that arrive twice, late or out
 of order all converge on what Stripe holds now.
 """
+
 from __future__ import annotations
 
 import logging
@@ -78,7 +79,8 @@ def customer_ensure(*, user) -> Customer:
     key = stripe_api.idempotency_key("customer", user.pk, user.email)
     created = stripe_api.client().v1.customers.create(params=params, options={"idempotency_key": key})
     customer, _ = Customer.objects.get_or_create(
-        user=user, defaults={"stripe_id": created.id, "email": user.email, "livemode": bool(getattr(created, "livemode", False))}
+        user=user,
+        defaults={"stripe_id": created.id, "email": user.email, "livemode": bool(getattr(created, "livemode", False))},
     )
     return customer
 
@@ -90,7 +92,9 @@ def checkout_session_create(*, user, plan: str, success_url: str, cancel_url: st
     if not (settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET):
         raise StripeNotConfigured("STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set.")
     if Subscription.objects.for_user(user).still_open().exists():
-        raise AlreadySubscribed("You already have a subscription: manage it (plan, card, cancellation) from your account page.")
+        raise AlreadySubscribed(
+            "You already have a subscription: manage it (plan, card, cancellation) from your account page."
+        )
     customer = customer_ensure(user=user)
     params: dict = {
         "mode": "subscription",
@@ -116,7 +120,9 @@ def portal_session_create(*, user, return_url: str) -> str:
     customer = Customer.objects.filter(user=user).first()
     if customer is None:
         raise NoBillingAccount("There is no billing account to manage yet.")
-    session = stripe_api.client().v1.billing_portal.sessions.create(params={"customer": customer.stripe_id, "return_url": return_url})
+    session = stripe_api.client().v1.billing_portal.sessions.create(
+        params={"customer": customer.stripe_id, "return_url": return_url}
+    )
     return session.url
 
 
@@ -138,7 +144,11 @@ def event_verify(*, payload: bytes, signature: str | None) -> dict:
     except (ValueError, UnicodeDecodeError) as exc:
         raise WebhookRejected("Malformed payload.") from exc
     data = stripe_api.as_dict(event)
-    if not isinstance(data.get("id"), str) or not isinstance(data.get("type"), str) or not isinstance(data.get("data"), dict):
+    if (
+        not isinstance(data.get("id"), str)
+        or not isinstance(data.get("type"), str)
+        or not isinstance(data.get("data"), dict)
+    ):
         raise WebhookRejected("Not an event.")
     return data
 
@@ -189,7 +199,9 @@ def event_process(*, event_id: int) -> StripeEvent | None:
             event.save(update_fields=["processed_at", "attempts", "last_error"])
     except Exception as exc:
         message = stripe_api.redact(f"{type(exc).__name__}: {exc}")[:_ERROR_MAX_CHARS]
-        StripeEvent.objects.filter(pk=event_id, processed_at__isnull=True).update(attempts=F("attempts") + 1, last_error=message)
+        StripeEvent.objects.filter(pk=event_id, processed_at__isnull=True).update(
+            attempts=F("attempts") + 1, last_error=message
+        )
         logger.warning("Stripe event %s failed: %s", event_id, message)
         raise
     event.refresh_from_db()
@@ -201,7 +213,9 @@ def events_retry_unprocessed(*, older_than: timedelta = timedelta(minutes=2), li
     own task gave up, or a worker died); returns how many."""
     cutoff = timezone.now() - older_than
     ids = list(
-        StripeEvent.objects.filter(processed_at__isnull=True, received_at__lte=cutoff).order_by("received_at").values_list("pk", flat=True)[:limit]
+        StripeEvent.objects.filter(processed_at__isnull=True, received_at__lte=cutoff)
+        .order_by("received_at")
+        .values_list("pk", flat=True)[:limit]
     )
     for pk in ids:
         _enqueue_event_processing(pk)
@@ -230,8 +244,14 @@ def _event_apply(event: StripeEvent) -> None:
         if not subscription_id:
             return  # a one-off invoice: nothing to do with access
         failed = kind == "invoice.payment_failed"
-        subscription = subscription_sync(stripe_subscription_id=subscription_id, past_due_observed_at=event.stripe_created if failed else None)
-        if failed and subscription is not None and subscription.status in (Subscription.Status.PAST_DUE, Subscription.Status.UNPAID):
+        subscription = subscription_sync(
+            stripe_subscription_id=subscription_id, past_due_observed_at=event.stripe_created if failed else None
+        )
+        if (
+            failed
+            and subscription is not None
+            and subscription.status in (Subscription.Status.PAST_DUE, Subscription.Status.UNPAID)
+        ):
             _enqueue_email(subscription.pk, EmailKind.PAYMENT_FAILED)
 
 
@@ -247,15 +267,21 @@ def customer_link(*, stripe_customer_id: str, user_id) -> Customer:
     customer = Customer.objects.filter(stripe_id=stripe_customer_id).first()
     if customer is not None:
         if customer.user_id != user.pk:
-            raise StripeDataError(f"Stripe customer {stripe_customer_id} belongs to reader {customer.user_id}, not {user.pk}.")
+            raise StripeDataError(
+                f"Stripe customer {stripe_customer_id} belongs to reader {customer.user_id}, not {user.pk}."
+            )
         return customer
     other = Customer.objects.filter(user=user).first()
     if other is not None:
-        raise StripeDataError(f"Reader {user.pk} already has the Stripe customer {other.stripe_id}, not {stripe_customer_id}.")
+        raise StripeDataError(
+            f"Reader {user.pk} already has the Stripe customer {other.stripe_id}, not {stripe_customer_id}."
+        )
     return Customer.objects.create(user=user, stripe_id=stripe_customer_id, email=user.email)
 
 
-def subscription_sync(*, stripe_subscription_id: str, past_due_observed_at: datetime | None = None) -> Subscription | None:
+def subscription_sync(
+    *, stripe_subscription_id: str, past_due_observed_at: datetime | None = None
+) -> Subscription | None:
     """Reads the subscription from Stripe and stores its current state. Serialised per
     subscription, so that of two concurrent syncs the later read is the one stored."""
     with transaction.atomic():
@@ -305,7 +331,9 @@ def subscription_store(*, data: dict, past_due_observed_at: datetime | None = No
     with transaction.atomic():
         customer = _customer_for_subscription(data)
         if customer is None:
-            logger.info("Stripe subscription %s: customer %s is no reader's; ignored.", data.get("id"), data.get("customer"))
+            logger.info(
+                "Stripe subscription %s: customer %s is no reader's; ignored.", data.get("id"), data.get("customer")
+            )
             return None
         existing = Subscription.objects.select_for_update().filter(stripe_id=data["id"]).first()
         now = timezone.now()
@@ -316,7 +344,9 @@ def subscription_store(*, data: dict, past_due_observed_at: datetime | None = No
                 fields["past_due_since"] = min(past_due_observed_at or now, now)
         else:
             fields["past_due_since"] = None
-        subscription, _ = Subscription.objects.update_or_create(stripe_id=data["id"], defaults={**fields, "customer": customer, "synced_at": now})
+        subscription, _ = Subscription.objects.update_or_create(
+            stripe_id=data["id"], defaults={**fields, "customer": customer, "synced_at": now}
+        )
         for kind in _emails_for_transition(existing, subscription):
             _enqueue_email(subscription.pk, kind)
         return subscription
@@ -391,7 +421,11 @@ def _emails_for_transition(before: Subscription | None, after: Subscription) -> 
     kinds = []
     if after.status == Subscription.Status.CANCELED and before.status != Subscription.Status.CANCELED:
         kinds.append(EmailKind.CANCELED)
-    elif after.status in (Subscription.Status.ACTIVE, Subscription.Status.TRIALING) and after.ends_at and not before.ends_at:
+    elif (
+        after.status in (Subscription.Status.ACTIVE, Subscription.Status.TRIALING)
+        and after.ends_at
+        and not before.ends_at
+    ):
         kinds.append(EmailKind.CANCELLATION_SCHEDULED)
     return kinds
 
@@ -422,7 +456,8 @@ def subscription_email_send(*, subscription_id: int, kind: str) -> bool:
         return False
     still_true = {
         EmailKind.PAYMENT_FAILED: subscription.status in (Subscription.Status.PAST_DUE, Subscription.Status.UNPAID),
-        EmailKind.CANCELLATION_SCHEDULED: subscription.ends_at is not None and subscription.status != Subscription.Status.CANCELED,
+        EmailKind.CANCELLATION_SCHEDULED: subscription.ends_at is not None
+        and subscription.status != Subscription.Status.CANCELED,
         EmailKind.CANCELED: subscription.status == Subscription.Status.CANCELED,
     }[kind]
     if not still_true:
@@ -443,14 +478,18 @@ def subscription_email_send(*, subscription_id: int, kind: str) -> bool:
 # --- Complimentary access ----------------------------------------------------------------------
 
 
-def complimentary_access_grant(*, user, reason: str, ends_at: datetime | None = None, granted_by=None, starts_at: datetime | None = None) -> ComplimentaryAccess:
+def complimentary_access_grant(
+    *, user, reason: str, ends_at: datetime | None = None, granted_by=None, starts_at: datetime | None = None
+) -> ComplimentaryAccess:
     reason = (reason or "").strip()
     if not reason:
         raise ValueError("Complimentary access needs a reason.")
     starts_at = starts_at or timezone.now()
     if ends_at is not None and ends_at <= starts_at:
         raise ValueError("The end date must come after the start.")
-    return ComplimentaryAccess.objects.create(user=user, reason=reason, starts_at=starts_at, ends_at=ends_at, granted_by=granted_by)
+    return ComplimentaryAccess.objects.create(
+        user=user, reason=reason, starts_at=starts_at, ends_at=ends_at, granted_by=granted_by
+    )
 
 
 def complimentary_access_revoke(*, access: ComplimentaryAccess, revoked_by=None) -> ComplimentaryAccess:

@@ -1,5 +1,6 @@
 """The one place that talks to the Stripe API (through the official client) and reads what it
 answers into plain values. Keys come from settings only; nothing here logs them."""
+
 from __future__ import annotations
 
 import functools

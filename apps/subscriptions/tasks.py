@@ -1,4 +1,5 @@
 """Celery tasks: each takes ids, calls one service, and is safe to run twice."""
+
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 

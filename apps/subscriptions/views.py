@@ -14,7 +14,13 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST, require_safe
 
 from apps.subscriptions import selectors, services
-from apps.subscriptions.errors import AlreadySubscribed, NoBillingAccount, StripeNotConfigured, UnknownPlan, WebhookRejected
+from apps.subscriptions.errors import (
+    AlreadySubscribed,
+    NoBillingAccount,
+    StripeNotConfigured,
+    UnknownPlan,
+    WebhookRejected,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +29,13 @@ STRIPE_UNREACHABLE = "We could not reach our payment provider. Nothing was charg
 
 def _safe_next(request, value: str | None) -> str:
     """A path on this site to return to after subscribing (the capsule that was locked), or ""."""
-    if value and value.startswith("/") and url_has_allowed_host_and_scheme(value, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if (
+        value
+        and value.startswith("/")
+        and url_has_allowed_host_and_scheme(
+            value, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
         return value
     return ""
 
@@ -47,7 +59,12 @@ def pricing(request):
             "next": _safe_next(request, request.GET.get("next")),
             "missing_settings": [
                 name
-                for name in ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_MONTHLY", "STRIPE_PRICE_YEARLY")
+                for name in (
+                    "STRIPE_SECRET_KEY",
+                    "STRIPE_WEBHOOK_SECRET",
+                    "STRIPE_PRICE_MONTHLY",
+                    "STRIPE_PRICE_YEARLY",
+                )
                 if not getattr(settings, name)
             ],
         },
@@ -58,7 +75,9 @@ def pricing(request):
 def checkout(request):
     if request.method != "POST":
         return redirect("subscriptions:pricing")  # e.g. back from the sign-in page
-    success_url = request.build_absolute_uri(reverse("subscriptions:checkout-success")) + "?session_id={CHECKOUT_SESSION_ID}"
+    success_url = (
+        request.build_absolute_uri(reverse("subscriptions:checkout-success")) + "?session_id={CHECKOUT_SESSION_ID}"
+    )
     if next_url := _safe_next(request, request.POST.get("next")):
         success_url += "&next=" + quote(next_url, safe="/")
     try:
@@ -86,7 +105,10 @@ def checkout(request):
 @require_safe
 def checkout_success(request):
     # Grants nothing: access follows the webhook. The page polls the stored state.
-    context = {"has_full_access": selectors.request_has_full_access(request), "next": _safe_next(request, request.GET.get("next"))}
+    context = {
+        "has_full_access": selectors.request_has_full_access(request),
+        "next": _safe_next(request, request.GET.get("next")),
+    }
     return render(request, "subscriptions/checkout_success.html", context)
 
 
@@ -100,7 +122,9 @@ def checkout_cancel(request):
 @require_POST
 def portal(request):
     try:
-        url = services.portal_session_create(user=request.user, return_url=request.build_absolute_uri(reverse("accounts:profile")))
+        url = services.portal_session_create(
+            user=request.user, return_url=request.build_absolute_uri(reverse("accounts:profile"))
+        )
     except NoBillingAccount:
         messages.info(request, "You have no subscription to manage yet.")
         return _SeeOther(reverse("subscriptions:pricing"))
@@ -116,7 +140,10 @@ def portal(request):
 @require_safe
 def access_status(request):
     """The htmx fragment of the success page: polls until the webhook has given access."""
-    context = {"has_full_access": selectors.request_has_full_access(request), "next": _safe_next(request, request.GET.get("next"))}
+    context = {
+        "has_full_access": selectors.request_has_full_access(request),
+        "next": _safe_next(request, request.GET.get("next")),
+    }
     return render(request, "subscriptions/_access_status.html", context)
 
 

@@ -1,6 +1,7 @@
 """Settings shared by every environment. Everything that differs between machines comes
 from environment variables (config/env.py); the per-environment modules only change
 defaults and switch on what that environment needs."""
+
 from pathlib import Path
 
 import dj_database_url
@@ -79,7 +80,11 @@ DEFAULT_DATABASE_URL = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
 
 
 def database_from_env(default_url: str) -> dict:
-    return {"default": dj_database_url.parse(env_str("DATABASE_URL", default_url), conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)}
+    return {
+        "default": dj_database_url.parse(
+            env_str("DATABASE_URL", default_url), conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
+    }
 
 
 DATABASES = database_from_env(DEFAULT_DATABASE_URL)
@@ -95,8 +100,19 @@ def cache_from_env(redis_url: str | None) -> dict:
     """Redis when configured; otherwise a file cache, which (unlike local memory) is shared by
     the web server and the worker, so allauth's rate limits hold across processes."""
     if redis_url:
-        return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url, "KEY_PREFIX": "ke"}}
-    return {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(VAR_DIR / "cache")}}
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": redis_url,
+                "KEY_PREFIX": "ke",
+            }
+        }
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
 
 
 CACHES = cache_from_env(REDIS_URL)
@@ -272,6 +288,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.server": {"level": "WARNING"},  # the request middleware logs each request once, structured
-        "stripe": {"level": "WARNING"},  # the client's request/response logs: not for our logs (apps.subscriptions logs what matters)
+        "stripe": {
+            "level": "WARNING"
+        },  # the client's request/response logs: not for our logs (apps.subscriptions logs what matters)
     },
 }

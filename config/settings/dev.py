@@ -1,6 +1,7 @@
 """Development: `make run` on a fresh machine with no services. SQLite, a file cache and
 Celery's file-system broker are the embedded defaults; any of them can be replaced by
 setting DATABASE_URL, REDIS_URL or CELERY_BROKER_URL."""
+
 from config.env import env_bool, env_str
 
 from .base import *  # noqa: F403

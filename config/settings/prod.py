@@ -1,4 +1,5 @@
 """Production: refuses to start without its secrets; secure by default."""
+
 from config.env import env_bool, env_int, env_required, env_str
 
 from .base import *  # noqa: F403

@@ -1,4 +1,5 @@
 """Tests run against the real services: PostgreSQL and Redis (started by `make test`)."""
+
 from config.env import env_str
 
 from .base import *  # noqa: F403

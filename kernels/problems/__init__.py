@@ -53,7 +53,7 @@ class ProblemError(ValueError):
 class ArgSpec:
     name: str
     type: str  # the C type as the kernel declares it
-    value: Optional[float] = None  # fixed scalar parameters (alpha, beta); None for sizes and pointers
+    value: float | None = None  # fixed scalar parameters (alpha, beta); None for sizes and pointers
 
     @property
     def is_pointer(self) -> bool:
@@ -122,7 +122,7 @@ def available() -> list[str]:
     return sorted(p.parent.name for p in PROBLEMS_DIR.glob("*/problem.toml"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name: str) -> Problem:
     path = PROBLEMS_DIR / name / "problem.toml"
     if name not in available():

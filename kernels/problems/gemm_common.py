@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import cupy as cp
 import numpy as np
-from cupy_backends.cuda.libs import cublas
 from cupy.cuda import runtime
+from cupy_backends.cuda.libs import cublas
 
 
 def uniform(rng: cp.random.Generator, shape: tuple[int, ...], dtype) -> cp.ndarray:
@@ -53,11 +53,25 @@ def cublas_gemm(inputs, out, sizes, params, handle: int, operand_type: int) -> N
     alpha = np.array(params["alpha"], dtype=np.float32)
     beta = np.array(params["beta"], dtype=np.float32)
     cublas.gemmEx(
-        handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k,
-        alpha.ctypes.data, inputs["B"].data.ptr, operand_type, n,
-        inputs["A"].data.ptr, operand_type, k,
-        beta.ctypes.data, out.data.ptr, runtime.CUDA_R_32F, n,
-        cublas.CUBLAS_COMPUTE_32F, cublas.CUBLAS_GEMM_DEFAULT,
+        handle,
+        cublas.CUBLAS_OP_N,
+        cublas.CUBLAS_OP_N,
+        n,
+        m,
+        k,
+        alpha.ctypes.data,
+        inputs["B"].data.ptr,
+        operand_type,
+        n,
+        inputs["A"].data.ptr,
+        operand_type,
+        k,
+        beta.ctypes.data,
+        out.data.ptr,
+        runtime.CUDA_R_32F,
+        n,
+        cublas.CUBLAS_COMPUTE_32F,
+        cublas.CUBLAS_GEMM_DEFAULT,
     )
 
 
@@ -67,7 +81,18 @@ def cublas_sgemm(inputs, out, sizes, params, handle: int) -> None:
     alpha = np.array(params["alpha"], dtype=np.float32)
     beta = np.array(params["beta"], dtype=np.float32)
     cublas.sgemm(
-        handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k,
-        alpha.ctypes.data, inputs["B"].data.ptr, n, inputs["A"].data.ptr, k,
-        beta.ctypes.data, out.data.ptr, n,
+        handle,
+        cublas.CUBLAS_OP_N,
+        cublas.CUBLAS_OP_N,
+        n,
+        m,
+        k,
+        alpha.ctypes.data,
+        inputs["B"].data.ptr,
+        n,
+        inputs["A"].data.ptr,
+        k,
+        beta.ctypes.data,
+        out.data.ptr,
+        n,
     )

@@ -11,6 +11,7 @@ is compiled on the CPU (in parallel), then judged on one warm GPU worker: all si
 lists every candidate, fastest first; with --write the winner's template arguments, grid and block replace the
 plan in 07_autotuned.cu and its AUTOTUNE-RESULT comment records the measurement.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,10 @@ def candidates() -> list[tuple[int, int, int, int, int]]:
 
 def plan_block(c) -> str:
     bm, bn, bk, tm, tn = c
-    return (f'/* @plan\n[[launch]]\nkernel = "sgemm_autotuned<{bm}, {bn}, {bk}, {tm}, {tn}>"\n'
-            f'grid = ["cdiv(N, {bn})", "cdiv(M, {bm})"]\nblock = [{(bm // tm) * (bn // tn)}]\n*/')
+    return (
+        f'/* @plan\n[[launch]]\nkernel = "sgemm_autotuned<{bm}, {bn}, {bk}, {tm}, {tn}>"\n'
+        f'grid = ["cdiv(N, {bn})", "cdiv(M, {bm})"]\nblock = [{(bm // tm) * (bn // tn)}]\n*/'
+    )
 
 
 def with_plan(source: str, c) -> str:
@@ -84,24 +87,33 @@ def main():
             telemetry = r.telemetry
     ok = sorted([r for r in rows if r[1] is not None], key=lambda r: r[1].candidate.median_ms)
     gpu = getattr(telemetry, "gpu_name", "GPU") if telemetry else "GPU"
-    print(f"\n{'BM':>4} {'BN':>4} {'BK':>3} {'TM':>3} {'TN':>3} {'thr':>4} {'ms':>8} {'TFLOP/s':>8} {'%cuBLAS':>8}  info")
+    print(
+        f"\n{'BM':>4} {'BN':>4} {'BK':>3} {'TM':>3} {'TN':>3} {'thr':>4} {'ms':>8} {'TFLOP/s':>8} {'%cuBLAS':>8}  info"
+    )
     for c, b, info in ok + [r for r in rows if r[1] is None]:
         bm, bn, bk, tm, tn = c
-        t = (f"{b.candidate.median_ms:8.3f} {b.tflops:8.1f} {b.pct_of_baseline:8.1f}" if b
-             else f"{'-':>8} {'-':>8} {'-':>8}")
+        t = (
+            f"{b.candidate.median_ms:8.3f} {b.tflops:8.1f} {b.pct_of_baseline:8.1f}"
+            if b
+            else f"{'-':>8} {'-':>8} {'-':>8}"
+        )
         print(f"{bm:4d} {bn:4d} {bk:3d} {tm:3d} {tn:3d} {(bm // tm) * (bn // tn):4d} {t}  {info}")
     if not ok:
         print("no candidate passed")
         return 1
     c, b, _ = ok[0]
-    print(f"\nbest: sgemm_autotuned<{', '.join(map(str, c))}>: {b.candidate.median_ms:.3f} ms, "
-          f"{b.pct_of_baseline:.1f}% of cuBLAS ({b.baseline.median_ms:.3f} ms) on {gpu}")
+    print(
+        f"\nbest: sgemm_autotuned<{', '.join(map(str, c))}>: {b.candidate.median_ms:.3f} ms, "
+        f"{b.pct_of_baseline:.1f}% of cuBLAS ({b.baseline.median_ms:.3f} ms) on {gpu}"
+    )
     if args.write:
         src = with_plan(open(FILE).read(), c)
         bm, bn, bk, tm, tn = c
-        line = (f"// AUTOTUNE-RESULT: BM={bm} BN={bn} BK={bk} TM={tm} TN={tn} ({(bm // tm) * (bn // tn)} threads): "
-                f"{b.candidate.median_ms:.3f} ms, {b.tflops:.1f} TFLOP/s, {b.pct_of_baseline:.1f}% of cuBLAS at 4096^3 "
-                f"on {gpu}, {datetime.date.today().isoformat()} ({len(ok)} of {len(cands)} candidates passed)")
+        line = (
+            f"// AUTOTUNE-RESULT: BM={bm} BN={bn} BK={bk} TM={tm} TN={tn} ({(bm // tm) * (bn // tn)} threads): "
+            f"{b.candidate.median_ms:.3f} ms, {b.tflops:.1f} TFLOP/s, {b.pct_of_baseline:.1f}% of cuBLAS at 4096^3 "
+            f"on {gpu}, {datetime.date.today().isoformat()} ({len(ok)} of {len(cands)} candidates passed)"
+        )
         src = re.sub(r"// AUTOTUNE-RESULT:.*", line, src)
         open(FILE, "w").write(src)
         print("wrote", FILE)

@@ -48,9 +48,11 @@ def row(path: Path, result: dict) -> str:
     (b,) = result["benchmarks"]
     cand, base = b["candidate"], b["baseline"]
     regs = ", ".join(str(k["registers"]) for k in result["kernels"])
-    return (f"| {path.stem} | `{result['kernels'][0]['name']}` | {regs} | {cand['median_ms']:.3f} "
-            f"({cand['q25_ms']:.3f}-{cand['q75_ms']:.3f}) | {b['tflops']:.1f} | {base['median_ms']:.3f} | "
-            f"{b['pct_of_baseline']:.1f} | {b['pct_of_roofline']:.1f} | {' '.join(b['flags']) or '-'} |")
+    return (
+        f"| {path.stem} | `{result['kernels'][0]['name']}` | {regs} | {cand['median_ms']:.3f} "
+        f"({cand['q25_ms']:.3f}-{cand['q75_ms']:.3f}) | {b['tflops']:.1f} | {base['median_ms']:.3f} | "
+        f"{b['pct_of_baseline']:.1f} | {b['pct_of_roofline']:.1f} | {' '.join(b['flags']) or '-'} |"
+    )
 
 
 def main() -> None:

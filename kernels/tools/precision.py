@@ -33,7 +33,8 @@ def variant_outputs(problem_name: str, inputs: dict, sizes: dict, params: dict, 
             cublas.setMathMode(handle, cublas.CUBLAS_DEFAULT_MATH)
     else:
         outs["cuBLAS FP16 in, FP32 acc"] = _run(
-            lambda out: gemm_common.cublas_gemm(inputs, out, sizes, params, handle, runtime.CUDA_R_16F), inputs)
+            lambda out: gemm_common.cublas_gemm(inputs, out, sizes, params, handle, runtime.CUDA_R_16F), inputs
+        )
         outs["FP16 accumulation"] = fp16_accumulated(inputs, sizes, params, handle)
     return outs
 
@@ -50,10 +51,27 @@ def fp16_accumulated(inputs: dict, sizes: dict, params: dict, handle: int) -> cp
     m, n, k = sizes["M"], sizes["N"], sizes["K"]
     product = cp.empty((m, n), dtype=cp.float16)
     one, zero = np.array(1.0, np.float16), np.array(0.0, np.float16)
-    cublas.gemmEx(handle, cublas.CUBLAS_OP_N, cublas.CUBLAS_OP_N, n, m, k, one.ctypes.data,
-                  inputs["B"].data.ptr, runtime.CUDA_R_16F, n, inputs["A"].data.ptr, runtime.CUDA_R_16F, k,
-                  zero.ctypes.data, product.data.ptr, runtime.CUDA_R_16F, n,
-                  cublas.CUBLAS_COMPUTE_16F, cublas.CUBLAS_GEMM_DEFAULT)
+    cublas.gemmEx(
+        handle,
+        cublas.CUBLAS_OP_N,
+        cublas.CUBLAS_OP_N,
+        n,
+        m,
+        k,
+        one.ctypes.data,
+        inputs["B"].data.ptr,
+        runtime.CUDA_R_16F,
+        n,
+        inputs["A"].data.ptr,
+        runtime.CUDA_R_16F,
+        k,
+        zero.ctypes.data,
+        product.data.ptr,
+        runtime.CUDA_R_16F,
+        n,
+        cublas.CUBLAS_COMPUTE_16F,
+        cublas.CUBLAS_GEMM_DEFAULT,
+    )
     return params["alpha"] * product.astype(cp.float32) + params["beta"] * inputs["C"]
 
 
@@ -70,8 +88,16 @@ def measure(shapes=SHAPES) -> list[dict]:
             tol = problem.tolerance(sizes)
             for variant, out in variant_outputs(name, inputs, sizes, problem.params, ctx.cublas_handle).items():
                 check = compare(out, expected, tol, sizes)
-                rows.append({"problem": name, "sizes": sizes, "variant": variant, "rel_err": check.rel_err,
-                             "tolerance": tol, "passed": check.passed})
+                rows.append(
+                    {
+                        "problem": name,
+                        "sizes": sizes,
+                        "variant": variant,
+                        "rel_err": check.rel_err,
+                        "tolerance": tol,
+                        "passed": check.passed,
+                    }
+                )
     return rows
 
 
@@ -84,8 +110,10 @@ def main() -> None:
     print(f"{'problem':8} {'M x N x K':>16} {'variant':26} {'rel_err':>9} {'tolerance':>9}  verdict")
     for row in measure():
         shape = "x".join(str(v) for v in row["sizes"].values())
-        print(f"{row['problem']:8} {shape:>16} {row['variant']:26} {row['rel_err']:9.2e} {row['tolerance']:9.2e}  "
-              f"{'pass' if row['passed'] else 'FAIL'}")
+        print(
+            f"{row['problem']:8} {shape:>16} {row['variant']:26} {row['rel_err']:9.2e} {row['tolerance']:9.2e}  "
+            f"{'pass' if row['passed'] else 'FAIL'}"
+        )
 
 
 if __name__ == "__main__":

@@ -89,7 +89,9 @@ def measure() -> dict:
         independent_hgemm = judge.worker.call(INDEPENDENT, {"n": SIZE, "problem": "hgemm"}, 300)
     for result in (cold_result, *runs, hgemm):
         if not result.passed:
-            raise RuntimeError(f"the example was not accepted: {result.verdict.value}: {result.message}\n{result.error}")
+            raise RuntimeError(
+                f"the example was not accepted: {result.verdict.value}: {result.message}\n{result.error}"
+            )
     for outcome in (independent, independent_hgemm):
         if outcome.value is None:
             raise RuntimeError(f"independent measurement failed: {outcome.error}")
@@ -105,7 +107,9 @@ def measure() -> dict:
         "fidelity_diff_pct": _diff_pct(first.baseline.median_ms, ind["flushed_ms"]),
         "judge_cublas_hgemm_ms": hgemm.benchmarks[0].baseline.median_ms,
         "independent_cublas_hgemm_flushed_ms": independent_hgemm.value["flushed_ms"],
-        "hgemm_fidelity_diff_pct": _diff_pct(hgemm.benchmarks[0].baseline.median_ms, independent_hgemm.value["flushed_ms"]),
+        "hgemm_fidelity_diff_pct": _diff_pct(
+            hgemm.benchmarks[0].baseline.median_ms, independent_hgemm.value["flushed_ms"]
+        ),
         "example_ms": [first.candidate.median_ms, second.candidate.median_ms],
         "example_iqr_ms": [first.candidate.iqr_ms, second.candidate.iqr_ms],
         "repeat_diff_pct": _diff_pct(first.candidate.median_ms, second.candidate.median_ms),
@@ -128,8 +132,12 @@ def main(args) -> int:
         print(json.dumps(figures, indent=2))
     else:
         print(_table(figures))
-    ok = (figures["fidelity_diff_pct"] < 2 and figures["repeat_diff_pct"] < 2
-          and max(figures["warm_judge_s"]) < 10 and statistics.median(figures["compile_ms"]) < 2000)
+    ok = (
+        figures["fidelity_diff_pct"] < 2
+        and figures["repeat_diff_pct"] < 2
+        and max(figures["warm_judge_s"]) < 10
+        and statistics.median(figures["compile_ms"]) < 2000
+    )
     return 0 if ok else 1
 
 
@@ -137,13 +145,19 @@ def _table(f: dict) -> str:
     rows = [
         ("GPU", f"{f['gpu']} (SM clock {f['sm_clock_mhz']} MHz after timing)"),
         ("judge: cuBLAS SGEMM 4096^3 median", " / ".join(f"{v:.4f} ms" for v in f["judge_cublas_ms"])),
-        ("cupyx.profiler.benchmark, L2 flushed", f"{f['independent_cublas_flushed_ms']:.4f} ms (flush {f['independent_flush_ms']:.4f} ms subtracted)"),
+        (
+            "cupyx.profiler.benchmark, L2 flushed",
+            f"{f['independent_cublas_flushed_ms']:.4f} ms (flush {f['independent_flush_ms']:.4f} ms subtracted)",
+        ),
         ("cupyx.profiler.benchmark, no flush", f"{f['independent_cublas_unflushed_ms']:.4f} ms"),
         ("fidelity: judge vs independent", f"{f['fidelity_diff_pct']:.2f}% (must be < 2%)"),
         ("judge: cuBLAS HGEMM 4096^3 median", f"{f['judge_cublas_hgemm_ms']:.4f} ms"),
         ("cupyx.profiler.benchmark, L2 flushed", f"{f['independent_cublas_hgemm_flushed_ms']:.4f} ms"),
         ("HGEMM fidelity", f"{f['hgemm_fidelity_diff_pct']:.2f}%"),
-        ("example SGEMM judged twice", " / ".join(f"{v:.4f} ms" for v in f["example_ms"]) + f" ({f['rounds'][0]}, {f['rounds'][1]} rounds)"),
+        (
+            "example SGEMM judged twice",
+            " / ".join(f"{v:.4f} ms" for v in f["example_ms"]) + f" ({f['rounds'][0]}, {f['rounds'][1]} rounds)",
+        ),
         ("repeatability", f"{f['repeat_diff_pct']:.2f}% (must be < 2%)"),
         ("example % of cuBLAS", " / ".join(f"{v:.1f}%" for v in f["example_pct_of_cublas"])),
         ("compile alone (child included)", " / ".join(f"{v:.0f} ms" for v in f["compile_ms"]) + " (must be < 2000 ms)"),

@@ -1,5 +1,6 @@
 """Sign-up, verification, sign-in, sign-out, password reset and change, through the
 site's own pages with Django's test client, against PostgreSQL and the Redis cache."""
+
 import re
 
 import pytest
@@ -14,7 +15,9 @@ STRONG_PASSWORD = "tiled-sgemm-at-93-percent"
 
 
 def _signup(client, email, password=STRONG_PASSWORD, password2=None):
-    return client.post(reverse("account_signup"), {"email": email, "password1": password, "password2": password2 or password})
+    return client.post(
+        reverse("account_signup"), {"email": email, "password1": password, "password2": password2 or password}
+    )
 
 
 def _login(client, email, password):
@@ -110,7 +113,9 @@ def test_a_forged_csrf_token_is_refused_with_a_clear_page(reader, password):
 
     browser = Client(enforce_csrf_checks=True)
     browser.get(reverse("account_login"))  # sets the real CSRF cookie
-    response = browser.post(reverse("account_login"), {"login": reader.email, "password": password, "csrfmiddlewaretoken": "forged" * 8})
+    response = browser.post(
+        reverse("account_login"), {"login": reader.email, "password": password, "csrfmiddlewaretoken": "forged" * 8}
+    )
 
     assert response.status_code == 403
     assert "Kernel Engineering" in response.content.decode()
@@ -144,12 +149,16 @@ def test_password_change_requires_the_old_password(client, reader, password):
     client.force_login(reader)
     url = reverse("account_change_password")
 
-    response = client.post(url, {"oldpassword": "wrong-old-one", "password1": "next-passphrase-2027", "password2": "next-passphrase-2027"})
+    response = client.post(
+        url, {"oldpassword": "wrong-old-one", "password1": "next-passphrase-2027", "password2": "next-passphrase-2027"}
+    )
     assert response.status_code == 200
     reader.refresh_from_db()
     assert reader.check_password(password)
 
-    response = client.post(url, {"oldpassword": password, "password1": "next-passphrase-2027", "password2": "next-passphrase-2027"})
+    response = client.post(
+        url, {"oldpassword": password, "password1": "next-passphrase-2027", "password2": "next-passphrase-2027"}
+    )
     assert response.status_code == 302
     reader.refresh_from_db()
     assert reader.check_password("next-passphrase-2027")

@@ -14,7 +14,10 @@ def test_load_demo_creates_the_three_demo_accounts_ready_to_sign_in(client, caps
     call_command("load_demo")  # idempotent
 
     demo_readers = {account.email for account in DEMO_READERS}  # the authors of the demo reviews (apps.reviews)
-    assert set(User.objects.values_list("email", flat=True)) == {"admin@example.com", "reader@example.com", "subscriber@example.com"} | demo_readers
+    assert (
+        set(User.objects.values_list("email", flat=True))
+        == {"admin@example.com", "reader@example.com", "subscriber@example.com"} | demo_readers
+    )
     assert User.objects.get(email="admin@example.com").is_staff
     assert not User.objects.get(email="reader@example.com").is_staff
     assert "kernel-demo-pass" in capsys.readouterr().out

@@ -13,7 +13,9 @@ def test_no_github_button_without_keys(client, settings):
 
 
 def test_github_button_once_keys_are_configured(client, settings):
-    settings.SOCIALACCOUNT_PROVIDERS = {"github": {"SCOPE": ["user:email"], "APPS": [{"client_id": "Iv1.abc", "secret": "s3cret"}]}}
+    settings.SOCIALACCOUNT_PROVIDERS = {
+        "github": {"SCOPE": ["user:email"], "APPS": [{"client_id": "Iv1.abc", "secret": "s3cret"}]}
+    }
 
     page = client.get(reverse("account_login")).content.decode()
 

@@ -1,4 +1,5 @@
 """Every account page renders inside the site's own layout (not allauth's bare one)."""
+
 import re
 
 import pytest
@@ -6,7 +7,13 @@ from django.urls import reverse
 
 pytestmark = pytest.mark.django_db
 
-PUBLIC_PAGES = ["account_login", "account_signup", "account_reset_password", "account_reset_password_done", "account_email_verification_sent"]
+PUBLIC_PAGES = [
+    "account_login",
+    "account_signup",
+    "account_reset_password",
+    "account_reset_password_done",
+    "account_email_verification_sent",
+]
 SIGNED_IN_PAGES = ["account_change_password", "account_email", "account_logout", "accounts:profile"]
 
 

@@ -12,12 +12,27 @@ def test_staff_edit_a_capsule_in_admin_and_see_the_rendered_preview(mini_book, s
     assert "Rendered preview" in page and "Warp tiles sit between blocks and threads." in page
     book_revision = Book.objects.get().revision
     figures = capsule.figures.count()
-    response = client.post(url, {
-        "book": capsule.book_id, "part": capsule.part_id, "number": 3, "slug": "locked-three", "title": "Locked three: warps",
-        "badge": "WARP", "minutes": 15, "access": "locked", "status": "published", "summary": capsule.summary,
-        "outline": '["Warps"]', "body": "## Warps\n\nNow with $x^2$ and <script>x()</script>.",
-        "figures-TOTAL_FORMS": figures, "figures-INITIAL_FORMS": figures, "figures-MIN_NUM_FORMS": 0, "figures-MAX_NUM_FORMS": 1000,
-    })
+    response = client.post(
+        url,
+        {
+            "book": capsule.book_id,
+            "part": capsule.part_id,
+            "number": 3,
+            "slug": "locked-three",
+            "title": "Locked three: warps",
+            "badge": "WARP",
+            "minutes": 15,
+            "access": "locked",
+            "status": "published",
+            "summary": capsule.summary,
+            "outline": '["Warps"]',
+            "body": "## Warps\n\nNow with $x^2$ and <script>x()</script>.",
+            "figures-TOTAL_FORMS": figures,
+            "figures-INITIAL_FORMS": figures,
+            "figures-MIN_NUM_FORMS": 0,
+            "figures-MAX_NUM_FORMS": 1000,
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     capsule.refresh_from_db()
     assert capsule.revision == 2 and Book.objects.get().revision == book_revision + 1

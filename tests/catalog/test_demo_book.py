@@ -1,4 +1,5 @@
 """The demo book in content/: it imports, matches the original catalogue, and carries real text."""
+
 import json
 import re
 from pathlib import Path
@@ -34,7 +35,12 @@ def test_the_demo_book_has_every_capsule_of_the_catalogue(demo_book):
         expected = {c["number"]: c for part in catalogue["parts"] for c in part["capsules"]}
         for capsule in capsules:
             seed = expected[capsule.number]
-            assert (capsule.title, capsule.badge or None, capsule.minutes, capsule.is_free) == (seed["title"], seed["badge"], seed["minutes"], seed["free"])
+            assert (capsule.title, capsule.badge or None, capsule.minutes, capsule.is_free) == (
+                seed["title"],
+                seed["badge"],
+                seed["minutes"],
+                seed["free"],
+            )
 
 
 def test_full_text_capsules_have_substance(demo_book):
@@ -54,14 +60,28 @@ def test_every_other_capsule_has_a_summary_and_an_outline(demo_book):
 def test_the_landing_page_has_everything_the_original_page_has(demo_book):
     page = Client().get("/").content.decode()
     for text in (
-        "Kernel Engineering", "From silicon to speculative decoding", "Write GPU kernels from first principles",
-        "Vizuara AI Labs", "advanced", "Dr. Raj Dandekar", "<strong>72</strong> capsules", "<strong>518</strong> figures",
-        "<strong>~30</strong> hours", "Read on your Kindle or e-reader", "Works on Kindle, Kobo, Apple Books",
-        "Free preview available. Sign in and subscribe to unlock the full book.", "Read the free preview", "Subscribe",
+        "Kernel Engineering",
+        "From silicon to speculative decoding",
+        "Write GPU kernels from first principles",
+        "Vizuara AI Labs",
+        "advanced",
+        "Dr. Raj Dandekar",
+        "<strong>72</strong> capsules",
+        "<strong>518</strong> figures",
+        "<strong>~30</strong> hours",
+        "Read on your Kindle or e-reader",
+        "Works on Kindle, Kobo, Apple Books",
+        "Free preview available. Sign in and subscribe to unlock the full book.",
+        "Read the free preview",
+        "Subscribe",
         "Ratings &amp; reviews",
     ):
         assert text in page, text
     assert page.count('class="part"') == 7 and "15 capsules" in page and "The GEMM Worklog" in page
     assert page.count('<li class="capsule-row') == 72
     assert page.count('badge--free">free<') == 2 and page.count("icon-lock") >= 70
-    assert '<span class="capsule-row__title">Kernel 8: Warptiling</span>' in page and ">93.7%<" in page and ">25 min<" in page
+    assert (
+        '<span class="capsule-row__title">Kernel 8: Warptiling</span>' in page
+        and ">93.7%<" in page
+        and ">25 min<" in page
+    )

@@ -75,12 +75,27 @@ def test_a_capsule_whose_file_is_gone_is_unpublished_not_deleted(db, book_folder
 
 
 BROKEN = [
-    ("capsules/02-locked-two.md", "title: \"Locked two: tiling\"", "title: [unclosed", "02-locked-two.md:5: invalid YAML"),
+    (
+        "capsules/02-locked-two.md",
+        'title: "Locked two: tiling"',
+        "title: [unclosed",
+        "02-locked-two.md:5: invalid YAML",
+    ),
     ("capsules/02-locked-two.md", "minutes: 20", "minutes: twenty", "02-locked-two.md:2: minutes must be"),
     ("capsules/02-locked-two.md", "access: locked", "access: secret", "access must be 'free' or 'locked'"),
     ("capsules/02-locked-two.md", "part: 1", "part: 9", "part 9 is not a part"),
-    ("capsules/02-locked-two.md", "## Code", "## Code\n\nBad maths $\\frac{1}{$ here.", "02-locked-two.md:18: cannot render the maths"),
-    ("capsules/02-locked-two.md", "figures/02-secret.svg", "figures/missing.svg", "02-locked-two.md:22: figure file not found"),
+    (
+        "capsules/02-locked-two.md",
+        "## Code",
+        "## Code\n\nBad maths $\\frac{1}{$ here.",
+        "02-locked-two.md:18: cannot render the maths",
+    ),
+    (
+        "capsules/02-locked-two.md",
+        "figures/02-secret.svg",
+        "figures/missing.svg",
+        "02-locked-two.md:22: figure file not found",
+    ),
     ("capsules/02-locked-two.md", "slug: locked-two", "slug: free-one", "slug 'free-one' is also used by"),
     ("figures/02-secret.svg", "<rect", "<script>alert(1)</script><rect", "02-secret.svg:1: SVG may not contain script"),
     ("book.yaml", "author: Ada Tester", "author:", "book.yaml:1: missing required field(s): author"),
@@ -88,7 +103,9 @@ BROKEN = [
 
 
 @pytest.mark.parametrize("relative, old, new, message", BROKEN)
-def test_a_broken_file_fails_the_import_naming_file_and_line_and_changes_nothing(db, book_folder, relative, old, new, message):
+def test_a_broken_file_fails_the_import_naming_file_and_line_and_changes_nothing(
+    db, book_folder, relative, old, new, message
+):
     book_import(folder=book_folder)
     (book_folder / "capsules" / "03-locked-three.md").write_text(
         (book_folder / "capsules" / "03-locked-three.md").read_text().replace("Warp tiles", "Changed warp tiles")
@@ -117,7 +134,9 @@ def test_the_command_reports_changes_and_fails_cleanly(db, book_folder, capsys):
     call_command("import_book", str(book_folder))
     assert "0 created, 0 updated, 0 unpublished, 3 unchanged" in capsys.readouterr().out
     (book_folder / "capsules" / "01-free-one.md").write_text("no front matter\n")
-    with pytest.raises(CommandError, match=r"01-free-one.md:1: must start with YAML front matter.*\nNothing was changed"):
+    with pytest.raises(
+        CommandError, match=r"01-free-one.md:1: must start with YAML front matter.*\nNothing was changed"
+    ):
         call_command("import_book", str(book_folder))
 
 

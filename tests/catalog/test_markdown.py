@@ -30,7 +30,10 @@ def test_headings_get_anchors_and_a_table_of_contents():
 
 def test_lone_images_become_numbered_figures_with_captions():
     rendered = render("![First drawing.](figures/a.svg)\n\ntext\n\n![Second drawing.](figures/b.svg)\n")
-    assert [(f.name, f.number, f.caption) for f in rendered.figures] == [("a.svg", 1, "First drawing."), ("b.svg", 2, "Second drawing.")]
+    assert [(f.name, f.number, f.caption) for f in rendered.figures] == [
+        ("a.svg", 1, "First drawing."),
+        ("b.svg", 2, "Second drawing."),
+    ]
     assert '<figure id="figure-2"><img src="/fig/b.svg" alt="Second drawing."' in rendered.html
     assert "Figure 2.</span> Second drawing.</figcaption>" in rendered.html
 
@@ -40,12 +43,15 @@ def test_footnotes_render_as_a_linked_list():
     assert 'href="#fn1"' in html and '<li id="fn1"' in html
 
 
-@pytest.mark.parametrize("source", [
-    "<script>alert(1)</script>",
-    "text <img src=x onerror=alert(1)>",
-    "[click](javascript:alert(1))",
-    '<a href="https://x.org" onclick="steal()">x</a>',
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "<script>alert(1)</script>",
+        "text <img src=x onerror=alert(1)>",
+        "[click](javascript:alert(1))",
+        '<a href="https://x.org" onclick="steal()">x</a>',
+    ],
+)
 def test_raw_html_and_script_urls_are_never_emitted(source):
     tags = _tags(render(source).html)
     assert [tag for tag, _ in tags] == ["p"] or [tag for tag, _ in tags] == ["p", "a"]

@@ -1,4 +1,5 @@
 """The landing page and the reader cost a fixed number of SQL queries, however big the book."""
+
 import pytest
 from django.db import connection
 from django.test import Client
@@ -14,11 +15,22 @@ MAX_QUERIES = 15  # the landing page's reviews block adds 3 (anonymous) to 5 (si
 def grow(book, parts=5, capsules_per_part=10, reader=None):
     start = book.capsules.count() + 1
     for p in range(parts):
-        part = Part.objects.create(book=book, number=10 + p + book.parts.count(), slug=f"extra-{book.parts.count()}", title=f"Extra {p}")
+        part = Part.objects.create(
+            book=book, number=10 + p + book.parts.count(), slug=f"extra-{book.parts.count()}", title=f"Extra {p}"
+        )
         for c in range(capsules_per_part):
             number = start + p * capsules_per_part + c
-            capsule = Capsule.objects.create(book=book, part=part, number=number, slug=f"extra-{number}", title=f"Extra {number}",
-                                             summary="s", body="b", body_html="<p>b</p>", access=Capsule.Access.LOCKED)
+            capsule = Capsule.objects.create(
+                book=book,
+                part=part,
+                number=number,
+                slug=f"extra-{number}",
+                title=f"Extra {number}",
+                summary="s",
+                body="b",
+                body_html="<p>b</p>",
+                access=Capsule.Access.LOCKED,
+            )
             if reader is not None:
                 ReadingProgress.objects.create(user=reader, capsule=capsule, position=0.5, furthest_position=0.5)
 
@@ -29,10 +41,16 @@ def count_queries(client, url):
     return len(queries)
 
 
-@pytest.mark.parametrize("kind, url", [
-    ("anonymous", "/"), ("anonymous", "/capsules/locked-two/"),
-    ("active", "/"), ("active", "/capsules/locked-two/"), ("active", "/progress/"),
-])
+@pytest.mark.parametrize(
+    "kind, url",
+    [
+        ("anonymous", "/"),
+        ("anonymous", "/capsules/locked-two/"),
+        ("active", "/"),
+        ("active", "/capsules/locked-two/"),
+        ("active", "/progress/"),
+    ],
+)
 def test_pages_make_a_constant_small_number_of_queries(mini_book, kind, url):
     client = Client()
     visitor = make_visitor(kind)

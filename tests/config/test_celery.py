@@ -1,4 +1,5 @@
 """The Celery app with its queues, on the real Redis broker and a real worker."""
+
 import time
 from datetime import timedelta
 

@@ -1,5 +1,6 @@
 """The site's own error pages: a crash shows the standalone 500 page and is logged as structured
 JSON with its traceback; a 400 says plainly what was wrong (a form too large to send, by name)."""
+
 import logging
 
 import pytest

@@ -1,4 +1,5 @@
 """Production settings: refuse to start without secrets, and pass Django's deploy checks."""
+
 import os
 import subprocess
 import sys
@@ -19,7 +20,9 @@ PROD_ENV = {
 def _manage(*args, env_overrides, drop=()):
     env = {k: v for k, v in os.environ.items() if k not in PROD_ENV and k not in drop}
     env.update(env_overrides)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_check_deploy_is_clean_under_production_settings():
@@ -53,7 +56,12 @@ def test_production_sends_email_over_smtp_from_the_environment():
     result = _manage("shell", "-c", code, env_overrides=env)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1].split() == ["django.core.mail.backends.smtp.EmailBackend", "smtp.mail.example", "2525", "True"]
+    assert result.stdout.strip().splitlines()[-1].split() == [
+        "django.core.mail.backends.smtp.EmailBackend",
+        "smtp.mail.example",
+        "2525",
+        "True",
+    ]
 
 
 def test_production_refuses_to_load_demo_accounts():

@@ -1,4 +1,5 @@
 """Real-browser tests: Playwright driving Debian's chromium against Django's live server."""
+
 import threading
 import time
 

@@ -1,4 +1,5 @@
 """What the browser tests do on many pages: sign in through the real form, and ask axe-core for problems."""
+
 from playwright.sync_api import expect
 
 from tests.factories import PASSWORD

@@ -5,6 +5,7 @@ Screenshots land in the test's tmp folder and, when SCREENSHOT_DIR is set, there
 
     SCREENSHOT_DIR=/tmp/shots .venv/bin/pytest tests/e2e/test_book_reader.py -q
 """
+
 import os
 import re
 import shutil
@@ -36,7 +37,8 @@ def demo_book(db):
 def long_locked_capsule() -> Capsule:
     """The longest locked capsule of the demo book that has code and a figure."""
     candidates = [
-        c for c in Capsule.objects.published().filter(access=Capsule.Access.LOCKED)
+        c
+        for c in Capsule.objects.published().filter(access=Capsule.Access.LOCKED)
         if "<pre>" in c.body_html and "<figure" in c.body_html
     ]
     assert candidates, "the demo book has no locked capsule with code and a figure"
@@ -91,7 +93,9 @@ def test_an_anonymous_visitor_reads_a_free_capsule_and_is_stopped_at_a_locked_on
     expect(main.locator(".capsule__outline li")).to_have_text(["Tiles", "Code"])  # outline
     paywall = main.locator(".paywall")
     expect(paywall).to_contain_text("This capsule is for subscribers")
-    expect(paywall.get_by_role("link", name="Sign in")).to_have_attribute("href", re.compile(r"/accounts/login/\?next=/capsules/locked-two/"))
+    expect(paywall.get_by_role("link", name="Sign in")).to_have_attribute(
+        "href", re.compile(r"/accounts/login/\?next=/capsules/locked-two/")
+    )
     expect(paywall.get_by_role("link", name="See plans")).to_be_visible()
     expect(page.locator("#capsule-body")).to_have_count(0)
     html = page.content()
@@ -118,7 +122,9 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
     expect(page.locator("#capsule-body")).to_be_visible()
     expect(page.locator(".paywall")).to_have_count(0)
     page.wait_for_load_state("load")  # figures in place, so the page has its final height
-    assert page.evaluate("document.documentElement.scrollHeight") > 4 * page.viewport_size["height"], "capsule too short"
+    assert page.evaluate("document.documentElement.scrollHeight") > 4 * page.viewport_size["height"], (
+        "capsule too short"
+    )
 
     with page.expect_response(is_position_save) as saved:
         scroll_to_position(page, 0.5)
@@ -145,7 +151,9 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
     page.wait_for_load_state("load")
     page.wait_for_timeout(300)  # lazily loaded figures above the place have arrived and been compensated for
     assert reading_position(page) == pytest.approx(left_at, abs=0.02)
-    assert page.evaluate("window.scrollY") == pytest.approx(left_at_y, abs=0.02 * page.evaluate("document.documentElement.scrollHeight"))
+    assert page.evaluate("window.scrollY") == pytest.approx(
+        left_at_y, abs=0.02 * page.evaluate("document.documentElement.scrollHeight")
+    )
 
     # Mark complete without a page reload (htmx swaps the form).
     page.evaluate("window.__same_page = true")
@@ -162,7 +170,9 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
 
 # --- (c) Accessibility: axe-core, no serious or critical violations ------------------------------
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
-def test_the_landing_page_and_the_reader_have_no_serious_accessibility_violations(browser, live_server, demo_book, color_scheme):
+def test_the_landing_page_and_the_reader_have_no_serious_accessibility_violations(
+    browser, live_server, demo_book, color_scheme
+):
     subscriber = make_visitor("active")
     capsule = long_locked_capsule()
     free = Capsule.objects.published().filter(access=Capsule.Access.FREE).order_by("number").first()

@@ -1,5 +1,6 @@
 """The EPUB download in a real browser: the first click shows that the file is being prepared and
 the download then starts by itself (htmx polling); once the file is cached, a click downloads at once."""
+
 import zipfile
 
 import pytest

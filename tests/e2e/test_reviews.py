@@ -1,5 +1,6 @@
 """Ratings and reviews in a real browser: a reader rates with the keyboard only, sees their review
 and the new average swapped in place (htmx), edits it; the same works with JavaScript off."""
+
 import re
 
 import pytest

@@ -9,6 +9,7 @@ Screenshots land in the test's tmp folder and, when SCREENSHOT_DIR is set, there
 
     SCREENSHOT_DIR=/tmp/shots .venv/bin/pytest tests/e2e/test_submissions.py -q
 """
+
 import os
 import re
 import shutil
@@ -135,7 +136,9 @@ def test_a_subscriber_submits_watches_it_judged_sees_a_compile_error_and_submits
     broken = submission.source.replace("float acc = 0.0f;", "float acc = 0.0f")
     line = next(n for n, text in enumerate(broken.splitlines(), 1) if "float acc = 0.0f" in text)
     page.locator("summary", has_text="Launch plan and file upload").click()
-    page.set_input_files("input[name=upload]", files=[{"name": "broken.cu", "mimeType": "text/plain", "buffer": broken.encode()}])
+    page.set_input_files(
+        "input[name=upload]", files=[{"name": "broken.cu", "mimeType": "text/plain", "buffer": broken.encode()}]
+    )
     page.get_by_role("button", name="Submit for judging").click()
     page.wait_for_url(re.compile(r"#submission-"))
     expect(page.locator(".submission-latest .badge")).to_have_text("Failed", timeout=60_000)
@@ -202,7 +205,10 @@ def test_a_subscriber_submits_watches_it_judged_sees_a_compile_error_and_submits
     plain.wait_for_url(re.compile(r"#submission-"))
     expect(plain.locator(".submission-latest")).to_be_visible()
     last = Submission.objects.filter(user=subscriber).order_by("-created_at").first()
-    assert last.source == submission.source + "// no script here\n" and Submission.objects.filter(user=subscriber).count() == 3
+    assert (
+        last.source == submission.source + "// no script here\n"
+        and Submission.objects.filter(user=subscriber).count() == 3
+    )
     # Let the workers finish with it before the test's tables are emptied.
     deadline = time.monotonic() + 60
     while not Submission.objects.get(pk=last.pk).is_finished and time.monotonic() < deadline:

@@ -2,6 +2,7 @@
 stood in for at the HTTP boundary (tests/subscriptions/stripe_stub.py): the browser is really
 redirected there (303), and "Stripe" really delivers signed webhooks over HTTP to the live
 server, which a real Celery worker processes by re-reading the subscription from "Stripe"."""
+
 import re
 import time
 
@@ -11,7 +12,12 @@ from playwright.sync_api import expect
 from apps.subscriptions.models import Subscription
 from tests.conftest import LOCKED_SENTINELS
 from tests.factories import PASSWORD, UserFactory
-from tests.subscriptions.conftest import PRICE_MONTHLY, PRICE_YEARLY, WEBHOOK_SECRET, _stub_server, celery_worker, stripe_stub, wait_for  # noqa: F401
+from tests.subscriptions.conftest import (
+    PRICE_MONTHLY,
+    PRICE_YEARLY,
+    WEBHOOK_SECRET,
+    wait_for,
+)  # noqa: F401
 from tests.subscriptions.stripe_stub import price_object
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -21,7 +27,12 @@ SECONDS_LEFT_AFTER_CANCELLING = 6
 
 
 def test_a_reader_subscribes_at_a_locked_capsule_reads_it_cancels_and_loses_access_when_the_period_ends(
-    page, live_server, mini_book, stripe_stub, celery_worker, mailoutbox  # noqa: F811
+    page,
+    live_server,
+    mini_book,
+    stripe_stub,
+    celery_worker,
+    mailoutbox,  # noqa: F811
 ):
     stripe_stub.prices[PRICE_MONTHLY] = price_object(PRICE_MONTHLY, amount=1200)
     stripe_stub.prices[PRICE_YEARLY] = price_object(PRICE_YEARLY, amount=12000, interval="year")
@@ -66,7 +77,9 @@ def test_a_reader_subscribes_at_a_locked_capsule_reads_it_cancels_and_loses_acce
     expect(page.get_by_role("heading", name="Manage your subscription")).to_be_visible()
     page.get_by_role("button", name="Cancel subscription").click()
     expect(page).to_have_url(re.compile(r"/accounts/profile/$"))
-    subscription = wait_for(lambda: Subscription.objects.filter(cancel_at_period_end=True).first(), message="the cancellation webhook")
+    subscription = wait_for(
+        lambda: Subscription.objects.filter(cancel_at_period_end=True).first(), message="the cancellation webhook"
+    )
     page.reload()
     expect(page.locator("#billing")).to_contain_text("will not renew")
 
@@ -87,4 +100,7 @@ def test_a_reader_subscribes_at_a_locked_capsule_reads_it_cancels_and_loses_acce
     expect(page.locator("#billing")).to_contain_text("Canceled")
     expect(page.locator("#billing").get_by_role("link", name="Subscribe again")).to_be_visible()
     wait_for(lambda: len(mailoutbox) == 2, message="the two cancellation emails")
-    assert [m.subject.split("] ")[1].split(" on ")[0] for m in mailoutbox] == ["Your subscription will end", "Your subscription has ended"]
+    assert [m.subject.split("] ")[1].split(" on ")[0] for m in mailoutbox] == [
+        "Your subscription will end",
+        "Your subscription has ended",
+    ]

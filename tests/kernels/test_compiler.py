@@ -28,8 +28,13 @@ def test_the_cubin_is_whole():
     cubin = compiler.compile_submission(read(GOOD / "sgemm_naive.cu"), "sgemm").cubin
     (program_headers_at,) = struct.unpack_from("<Q", cubin, 0x20)
     (section_headers_at,) = struct.unpack_from("<Q", cubin, 0x28)
-    program_header_size, program_headers, section_header_size, section_headers = struct.unpack_from("<HHHH", cubin, 0x36)
-    ends = (program_headers_at + program_header_size * program_headers, section_headers_at + section_header_size * section_headers)
+    program_header_size, program_headers, section_header_size, section_headers = struct.unpack_from(
+        "<HHHH", cubin, 0x36
+    )
+    ends = (
+        program_headers_at + program_header_size * program_headers,
+        section_headers_at + section_header_size * section_headers,
+    )
     assert len(cubin) == max(ends)
 
 

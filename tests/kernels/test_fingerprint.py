@@ -44,7 +44,9 @@ def test_a_view_gives_the_fingerprint_of_its_contiguous_copy():
         lambda a: a.fill(0),  # a zeroed input
         lambda a: a.__setitem__((5, 7), np.nextafter(a[5, 7], np.float32(2))),  # one element, one ulp
         lambda a: a.__setitem__((0, 0), -a[0, 0]),  # one sign bit
-        lambda a: a.reshape(-1).__setitem__(slice(None), a.reshape(-1)[::-1].copy()),  # reversed: same sum and sum of squares
+        lambda a: a.reshape(-1).__setitem__(
+            slice(None), a.reshape(-1)[::-1].copy()
+        ),  # reversed: same sum and sum of squares
         lambda a: a.__setitem__((slice(0, 2),), a[[1, 0]]),  # two rows swapped
     ],
     ids=["zeroed", "one_ulp", "sign_bit", "reversed", "rows_swapped"],

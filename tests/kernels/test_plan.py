@@ -50,10 +50,12 @@ def test_rejected_expressions(expr, fragment):
 
 
 def test_extract_full_plan():
-    launches = extract_plan(plan(
-        '[[launch]]\nkernel = "k<128, 8>"\ngrid = ["cdiv(N, 128)", "M"]\nblock = [256]\nshared_bytes = "2 * 4096"\n'
-        '[[launch]]\nkernel = "fix_up"\ngrid = [1]\nblock = [32, 4]\n'
-    ))
+    launches = extract_plan(
+        plan(
+            '[[launch]]\nkernel = "k<128, 8>"\ngrid = ["cdiv(N, 128)", "M"]\nblock = [256]\nshared_bytes = "2 * 4096"\n'
+            '[[launch]]\nkernel = "fix_up"\ngrid = [1]\nblock = [32, 4]\n'
+        )
+    )
     assert [launch.kernel for launch in launches] == ["k<128, 8>", "fix_up"]
     assert launches[0].base_name == "k"
     assert launches[1].shared_bytes == 0
@@ -96,11 +98,15 @@ def test_malformed_plans(source, fragment):
     ],
 )
 def test_hardware_limits(grid, block, shared, arch, fragment):
-    (launch,) = extract_plan(plan(f"[[launch]]\nkernel = 'k'\ngrid = {grid!r}\nblock = {block!r}\nshared_bytes = {shared}"))
+    (launch,) = extract_plan(
+        plan(f"[[launch]]\nkernel = 'k'\ngrid = {grid!r}\nblock = {block!r}\nshared_bytes = {shared}")
+    )
     with pytest.raises(PlanError, match=fragment):
         resolve(launch, SIZES, arch)
 
 
 def test_limits_that_fit():
-    (launch,) = extract_plan(plan("[[launch]]\nkernel = 'k'\ngrid = [2147483647, 65535, 65535]\nblock = [32, 32]\nshared_bytes = 232448"))
+    (launch,) = extract_plan(
+        plan("[[launch]]\nkernel = 'k'\ngrid = [2147483647, 65535, 65535]\nblock = [32, 32]\nshared_bytes = 232448")
+    )
     assert resolve(launch, SIZES).shared_bytes == 227 * 1024

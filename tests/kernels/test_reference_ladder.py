@@ -6,7 +6,6 @@ faster); the wgmma rung (12) builds for sm_90a only, and plain sm_90 refuses it 
 On the GPU: every rung is right at every test shape, ragged ones included.
 """
 
-
 import pytest
 
 from kernels import compiler
@@ -25,8 +24,18 @@ def test_the_ladder_has_every_rung():
 
 def test_only_the_wgmma_rung_needs_sm_90a_and_its_command_says_so():
     assert [p.name for p in LADDER if arch_of(p) != compiler.DEFAULT_ARCH] == ["12_hgemm_wgmma.cu"]
-    assert command_of(WGMMA) == ["python", "-m", "kernels", "bench", str(WGMMA), "--problem", "hgemm",
-                                 "--arch", "sm_90a", "--json"]
+    assert command_of(WGMMA) == [
+        "python",
+        "-m",
+        "kernels",
+        "bench",
+        str(WGMMA),
+        "--problem",
+        "hgemm",
+        "--arch",
+        "sm_90a",
+        "--json",
+    ]
 
 
 def test_wgmma_is_refused_by_ptxas_for_plain_sm_90():

@@ -5,24 +5,65 @@ import json
 import pytest
 
 from kernels.results import (
-    SCHEMA_VERSION, BenchResult, Ceilings, CompileResult, JudgeResult, KernelResources, ShapeCheck, Telemetry,
-    TimingStats, Verdict,
+    SCHEMA_VERSION,
+    BenchResult,
+    Ceilings,
+    CompileResult,
+    JudgeResult,
+    KernelResources,
+    ShapeCheck,
+    Telemetry,
+    TimingStats,
+    Verdict,
 )
 
 
 def _judge_result() -> JudgeResult:
     stats = TimingStats(10, 2.5, 2.4, 2.6, 2.3, 2.5, 0.001)
     return JudgeResult(
-        verdict=Verdict.ACCEPTED, message="ok", problem="sgemm", seed=42,
-        checks=[ShapeCheck({"M": 1, "N": 1, "K": 1}, True, 1e-8, 1e-6),
-                ShapeCheck({"M": 3, "N": 3, "K": 3}, False, None, 1e-6, nonfinite_count=2, bad_count=2,
-                           first_bad_index=[0, 1], first_bad_value=None, first_bad_expected=0.5, message="x")],
-        benchmarks=[BenchResult({"M": 4096, "N": 4096, "K": 4096}, stats, stats, "cuBLAS", 100.0, 50.0, 40.0, 50.0,
-                                63.0, 79.0, 11, 1e-6, 2 * 4096**3, 4 * 4 * 4096**2, flags=["noisy"])],
+        verdict=Verdict.ACCEPTED,
+        message="ok",
+        problem="sgemm",
+        seed=42,
+        checks=[
+            ShapeCheck({"M": 1, "N": 1, "K": 1}, True, 1e-8, 1e-6),
+            ShapeCheck(
+                {"M": 3, "N": 3, "K": 3},
+                False,
+                None,
+                1e-6,
+                nonfinite_count=2,
+                bad_count=2,
+                first_bad_index=[0, 1],
+                first_bad_value=None,
+                first_bad_expected=0.5,
+                message="x",
+            ),
+        ],
+        benchmarks=[
+            BenchResult(
+                {"M": 4096, "N": 4096, "K": 4096},
+                stats,
+                stats,
+                "cuBLAS",
+                100.0,
+                50.0,
+                40.0,
+                50.0,
+                63.0,
+                79.0,
+                11,
+                1e-6,
+                2 * 4096**3,
+                4 * 4 * 4096**2,
+                flags=["noisy"],
+            )
+        ],
         kernels=[KernelResources("k<1>", "_Z1kILi1EEvv", registers=32, static_shared_bytes=0, local_bytes=0)],
         telemetry=Telemetry(gpu_name="NVIDIA H200", sm_clock_mhz=1980),
         ceilings=Ceilings(copy_gbps=4200.0, fp32_tflops=63.0),
-        output="hi\n", output_bytes=3,
+        output="hi\n",
+        output_bytes=3,
     )
 
 
@@ -40,8 +81,16 @@ def test_judge_result_round_trip():
 
 
 def test_compile_result_carries_the_cubin():
-    result = CompileResult(Verdict.COMPILED, "ok", "sgemm", "sm_90", cubin=b"\x7fELF\x00\x01", lowered_names={"k": "k"},
-                           kernels=[KernelResources("k", "k", registers=8)], plan=[{"kernel": "k", "grid": ["cdiv(N, 2)"], "block": [32], "shared_bytes": 0}])
+    result = CompileResult(
+        Verdict.COMPILED,
+        "ok",
+        "sgemm",
+        "sm_90",
+        cubin=b"\x7fELF\x00\x01",
+        lowered_names={"k": "k"},
+        kernels=[KernelResources("k", "k", registers=8)],
+        plan=[{"kernel": "k", "grid": ["cdiv(N, 2)"], "block": [32], "shared_bytes": 0}],
+    )
     again = CompileResult.from_json(result.to_json())
     assert again == result and again.ok
 

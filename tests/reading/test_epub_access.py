@@ -1,5 +1,6 @@
 """Who gets which EPUB: the full book only for readers with full access (the one policy), the
 sample for everyone, and no locked text in the sample (checked with the mini book's sentinels)."""
+
 import io
 import zipfile
 
@@ -58,7 +59,10 @@ def test_the_full_epub_downloads_only_for_visitors_with_full_access_and_the_samp
         assert client.get("/epub/full/status/").status_code == 403  # the polling route asks the policy too
 
     response = client.get("/sample.epub")
-    assert response.status_code == 200 and response["Content-Disposition"] == 'attachment; filename="mini-book-sample.epub"'
+    assert (
+        response.status_code == 200
+        and response["Content-Disposition"] == 'attachment; filename="mini-book-sample.epub"'
+    )
     assert "private" in response["Cache-Control"] and "no-store" in response["Cache-Control"]
     assert not holds_locked_text(downloaded_entries(response))
 
@@ -79,7 +83,13 @@ def test_the_stored_file_has_no_public_address(mini_book, epub_root):
     assert build.path.parent == epub_root and build.path.stem.startswith("mini-book-full-")
     assert len(build.path.stem.rsplit("-", 1)[1]) == 16
     client = Client()
-    for guess in (f"/media/{build.file_name}", f"/static/{build.file_name}", f"/{build.file_name}", "/mini-book.epub", "/epub/full/"):
+    for guess in (
+        f"/media/{build.file_name}",
+        f"/static/{build.file_name}",
+        f"/{build.file_name}",
+        "/mini-book.epub",
+        "/epub/full/",
+    ):
         assert client.get(guess).status_code == 404, guess
     # Another build of the same edition gets another name: nothing to learn from one file name.
     other = ready_build(mini_book, "sample")
@@ -87,12 +97,15 @@ def test_the_stored_file_has_no_public_address(mini_book, epub_root):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("kind", "link", "other"), [
-    ("anonymous", "/sample.epub", "/book.epub"),
-    ("free", "/sample.epub", "/book.epub"),
-    ("active", "/book.epub", "/sample.epub"),
-    ("staff", "/book.epub", "/sample.epub"),
-])
+@pytest.mark.parametrize(
+    ("kind", "link", "other"),
+    [
+        ("anonymous", "/sample.epub", "/book.epub"),
+        ("free", "/sample.epub", "/book.epub"),
+        ("active", "/book.epub", "/sample.epub"),
+        ("staff", "/book.epub", "/sample.epub"),
+    ],
+)
 def test_the_landing_and_account_pages_offer_the_edition_the_visitor_may_download(mini_book, kind, link, other):
     client = client_for(kind)
     pages = ["/"] + ([] if kind == "anonymous" else ["/accounts/profile/"])

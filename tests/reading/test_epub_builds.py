@@ -1,5 +1,6 @@
 """EPUB builds: cached per content state, queued once, rebuilt when the content changes, built by
 a real Celery worker through Redis, and the "being prepared" page that polls until the file is ready."""
+
 import time
 from datetime import timedelta
 
@@ -19,7 +20,9 @@ from tests.subscriptions.visitors import make_visitor
 
 
 @pytest.mark.django_db
-def test_the_first_download_queues_one_build_and_shows_that_it_is_being_prepared(mini_book, django_capture_on_commit_callbacks):
+def test_the_first_download_queues_one_build_and_shows_that_it_is_being_prepared(
+    mini_book, django_capture_on_commit_callbacks
+):
     client = Client()
     with django_capture_on_commit_callbacks() as enqueued:
         first = client.get("/sample.epub")
@@ -28,9 +31,17 @@ def test_the_first_download_queues_one_build_and_shows_that_it_is_being_prepared
     # Three requests for the same content, one build and one task message.
     assert len(enqueued) == 1 and EpubBuild.objects.count() == 1
     for response in (first, second):
-        assert response.status_code == 202 and "private" in response["Cache-Control"] and "no-store" in response["Cache-Control"]
+        assert (
+            response.status_code == 202
+            and "private" in response["Cache-Control"]
+            and "no-store" in response["Cache-Control"]
+        )
         body = response.content.decode()
-        assert "Preparing your EPUB" in body and 'hx-get="/epub/sample/status/"' in body and 'hx-trigger="every 2s"' in body
+        assert (
+            "Preparing your EPUB" in body
+            and 'hx-get="/epub/sample/status/"' in body
+            and 'hx-trigger="every 2s"' in body
+        )
         assert '<meta http-equiv="refresh" content="5">' in body  # without JavaScript the page reloads instead
     assert poll.status_code == 200 and 'hx-trigger="every 2s"' in poll.content.decode()
 
@@ -49,14 +60,18 @@ def test_the_first_download_queues_one_build_and_shows_that_it_is_being_prepared
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("change", ["capsule text", "figure", "unpublish", "book revision"])
-def test_a_content_change_asks_for_a_new_build_and_retires_the_old_file(mini_book, change, django_capture_on_commit_callbacks):
+def test_a_content_change_asks_for_a_new_build_and_retires_the_old_file(
+    mini_book, change, django_capture_on_commit_callbacks
+):
     old = ready_build(mini_book, "full")
     if change == "capsule text":
         capsule = Capsule.objects.get(slug="free-one")
         capsule.body += "\n\nA NEW PARAGRAPH about warps."
         capsule_save(capsule=capsule)
     elif change == "figure":  # edited in admin: no capsule revision, but the file must change
-        Figure.objects.filter(name="01-tiles.svg").update(svg='<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><title>NEW TILES</title></svg>')
+        Figure.objects.filter(name="01-tiles.svg").update(
+            svg='<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><title>NEW TILES</title></svg>'
+        )
     elif change == "unpublish":
         Capsule.objects.filter(slug="locked-three").update(status=Capsule.Status.DRAFT)
     else:
@@ -97,7 +112,9 @@ def test_a_build_whose_content_changed_while_queued_is_superseded_not_filed_unde
 
 
 @pytest.mark.django_db
-def test_a_lost_build_is_queued_again_once_it_is_stale_and_a_failed_one_is_retried(mini_book, django_capture_on_commit_callbacks):
+def test_a_lost_build_is_queued_again_once_it_is_stale_and_a_failed_one_is_retried(
+    mini_book, django_capture_on_commit_callbacks
+):
     build = services.epub_request(book=mini_book, edition="sample")
     with django_capture_on_commit_callbacks() as enqueued:
         services.epub_request(book=mini_book, edition="sample")

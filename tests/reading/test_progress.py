@@ -23,7 +23,12 @@ def test_scrolling_saves_the_position_and_the_furthest_point_stays(subscriber_cl
     assert save(subscriber_client, "locked-two", position="0.6", heading="tiles").json() == {"percent": 60}
     assert save(subscriber_client, "locked-two", position="0.25", heading="code").status_code == 200
     progress = ReadingProgress.objects.get(user=subscriber_client.user, capsule__slug="locked-two")
-    assert (progress.position, progress.furthest_position, progress.heading, progress.percent) == (0.25, 0.6, "code", 60)
+    assert (progress.position, progress.furthest_position, progress.heading, progress.percent) == (
+        0.25,
+        0.6,
+        "code",
+        60,
+    )
 
 
 def test_the_reader_resumes_from_the_saved_position(subscriber_client):
@@ -32,7 +37,9 @@ def test_the_reader_resumes_from_the_saved_position(subscriber_client):
     assert 'data-resume-position="0.4321"' in body and "43% read" in body
 
 
-@pytest.mark.parametrize("data", [{"position": "1.5"}, {"position": "-0.1"}, {"position": "nan"}, {"position": "half"}, {}])
+@pytest.mark.parametrize(
+    "data", [{"position": "1.5"}, {"position": "-0.1"}, {"position": "nan"}, {"position": "half"}, {}]
+)
 def test_a_bad_position_is_refused_and_saves_nothing(subscriber_client, data):
     assert save(subscriber_client, "locked-two", **data).status_code == 400
     assert not ReadingProgress.objects.exists()
@@ -89,7 +96,10 @@ def test_my_progress_and_continue_reading(subscriber_client):
 
 
 def test_the_capsule_progress_page_shows_the_reading_state(subscriber_client):
-    assert "You have not opened this capsule yet." in subscriber_client.get("/capsules/locked-two/progress/").content.decode()
+    assert (
+        "You have not opened this capsule yet."
+        in subscriber_client.get("/capsules/locked-two/progress/").content.decode()
+    )
     save(subscriber_client, "locked-two", position="0.3")
     page = subscriber_client.get("/capsules/locked-two/progress/").content.decode()
     assert "In progress" in page and "30%" in page and "Resume reading" in page

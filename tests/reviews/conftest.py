@@ -10,7 +10,9 @@ TEXT = "Clear, careful and practical: the tiling chapters finally made shared me
 
 def open_a_capsule(user, book) -> ReadingProgress:
     capsule = Capsule.objects.filter(book=book, access=Capsule.Access.FREE).order_by("number").first()
-    return ReadingProgress.objects.get_or_create(user=user, capsule=capsule, defaults={"position": 0.3, "furthest_position": 0.3})[0]
+    return ReadingProgress.objects.get_or_create(
+        user=user, capsule=capsule, defaults={"position": 0.3, "furthest_position": 0.3}
+    )[0]
 
 
 def make_reader(book, *, verified=True, has_read=True, **fields):
@@ -33,7 +35,11 @@ def recount(book) -> dict:
 
 def stored(book) -> dict:
     rating = BookRating.objects.filter(book=book).first() or BookRating(book=book)
-    return {"rating_count": rating.rating_count, "rating_sum": rating.rating_sum, **{f"stars_{n}": rating.stars_count(n) for n in STARS}}
+    return {
+        "rating_count": rating.rating_count,
+        "rating_sum": rating.rating_sum,
+        **{f"stars_{n}": rating.stars_count(n) for n in STARS},
+    }
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """Moderation in admin: hide and restore with a reason, filters, search, reports; deleting a reviewer."""
+
 import pytest
 from django.contrib.admin.models import LogEntry
 
@@ -13,7 +14,9 @@ CHANGELIST = "/admin/reviews/review/"
 
 @pytest.fixture
 def reviews(book):
-    spam = services.review_create(user=make_reader(book, name="Spam Bot"), book=book, rating=1, text="Cheap GPUs at www.spam.example, buy now!")
+    spam = services.review_create(
+        user=make_reader(book, name="Spam Bot"), book=book, rating=1, text="Cheap GPUs at www.spam.example, buy now!"
+    )
     good = services.review_create(user=make_reader(book, name="Kind Reader"), book=book, rating=5, text=TEXT)
     services.review_report(review=spam, reporter=make_reader(book), reason="spam", note="an advert")
     return spam, good
@@ -24,13 +27,21 @@ def test_hiding_asks_for_a_reason_then_hides_and_records_it(client, staff, book,
     client.force_login(staff)
 
     ask = client.post(CHANGELIST, {"action": "hide", "_selected_action": [spam.pk]})
-    assert ask.status_code == 200 and "These reviews will be hidden" in ask.content.decode() and "Cheap GPUs" in ask.content.decode()
+    assert (
+        ask.status_code == 200
+        and "These reviews will be hidden" in ask.content.decode()
+        and "Cheap GPUs" in ask.content.decode()
+    )
 
     missing = client.post(CHANGELIST, {"action": "hide", "_selected_action": [spam.pk], "apply": "1", "reason": ""})
     assert missing.status_code == 200 and "This field is required" in missing.content.decode()
     assert Review.objects.get(pk=spam.pk).status == Review.Status.VISIBLE
 
-    done = client.post(CHANGELIST, {"action": "hide", "_selected_action": [spam.pk], "apply": "1", "reason": "Advertising"}, follow=True)
+    done = client.post(
+        CHANGELIST,
+        {"action": "hide", "_selected_action": [spam.pk], "apply": "1", "reason": "Advertising"},
+        follow=True,
+    )
 
     assert "1 review(s) hidden" in done.content.decode()
     spam.refresh_from_db()
@@ -45,7 +56,9 @@ def test_restoring_brings_a_review_back_into_the_aggregate(client, staff, book, 
     services.review_hide(review=spam, moderator=staff, reason="Advertising")
     client.force_login(staff)
 
-    client.post(CHANGELIST, {"action": "restore", "_selected_action": [spam.pk], "apply": "1", "reason": "Appeal upheld"})
+    client.post(
+        CHANGELIST, {"action": "restore", "_selected_action": [spam.pk], "apply": "1", "reason": "Appeal upheld"}
+    )
 
     spam.refresh_from_db()
     assert spam.status == Review.Status.VISIBLE and spam.moderation_reason == "Appeal upheld"
@@ -75,7 +88,11 @@ def test_reports_are_listed_in_admin_and_on_the_review(client, staff, reviews):
     client.force_login(staff)
 
     listing = client.get("/admin/reviews/reviewreport/").content.decode()
-    assert "Spam or advertising" in listing and "an advert" in listing and f"/admin/reviews/review/{spam.pk}/change/" in listing
+    assert (
+        "Spam or advertising" in listing
+        and "an advert" in listing
+        and f"/admin/reviews/review/{spam.pk}/change/" in listing
+    )
     change = client.get(f"/admin/reviews/review/{spam.pk}/change/").content.decode()
     assert "an advert" in change
     assert client.get("/admin/reviews/reviewreport/?resolved_at__isnull=True").status_code == 200
@@ -103,7 +120,10 @@ def test_deleting_readers_in_bulk_in_admin_recounts_every_book_they_rated(client
     spam, good = reviews
     client.force_login(staff)
 
-    client.post("/admin/accounts/user/", {"action": "delete_selected", "_selected_action": [spam.user_id, good.user_id], "post": "yes"})
+    client.post(
+        "/admin/accounts/user/",
+        {"action": "delete_selected", "_selected_action": [spam.user_id, good.user_id], "post": "yes"},
+    )
 
     assert not Review.objects.exists()
     assert stored(book) == recount(book) and stored(book)["rating_count"] == 0

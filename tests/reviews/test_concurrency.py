@@ -1,5 +1,6 @@
 """Writers at the same moment, each on its own database connection (threads), against real
 PostgreSQL: the aggregate must still equal a recount, and a double submit must store one review."""
+
 import threading
 
 import pytest
@@ -65,9 +66,14 @@ def test_many_concurrent_creates_edits_and_deletes_leave_an_exact_aggregate(mini
     readers = [make_reader(mini_book) for _ in range(8)]
     for reader in readers[:4]:  # these four will edit or delete
         services.review_create(user=reader, book=mini_book, rating=1, text=TEXT)
-    calls = [lambda r=r: services.review_update(user=r, book=mini_book, rating=4, text=TEXT + " edited") for r in readers[:2]]
+    calls = [
+        lambda r=r: services.review_update(user=r, book=mini_book, rating=4, text=TEXT + " edited") for r in readers[:2]
+    ]
     calls += [lambda r=r: services.review_delete(user=r, book=mini_book) for r in readers[2:4]]
-    calls += [lambda r=r, n=n: services.review_create(user=r, book=mini_book, rating=n + 1, text=TEXT) for n, r in enumerate(readers[4:])]
+    calls += [
+        lambda r=r, n=n: services.review_create(user=r, book=mini_book, rating=n + 1, text=TEXT)
+        for n, r in enumerate(readers[4:])
+    ]
 
     outcomes = at_the_same_moment(*calls)
 
@@ -79,9 +85,12 @@ def test_many_concurrent_creates_edits_and_deletes_leave_an_exact_aggregate(mini
 def test_a_double_submit_stores_one_review_and_tells_the_second_request(mini_book):
     reader = make_reader(mini_book)
 
-    outcomes = at_the_same_moment(*[
-        lambda stars=stars: services.review_create(user=reader, book=mini_book, rating=stars, text=TEXT) for stars in (3, 4, 5)
-    ])
+    outcomes = at_the_same_moment(
+        *[
+            lambda stars=stars: services.review_create(user=reader, book=mini_book, rating=stars, text=TEXT)
+            for stars in (3, 4, 5)
+        ]
+    )
 
     assert sum(isinstance(o, Review) for o in outcomes) == 1, outcomes
     assert sum(isinstance(o, services.AlreadyReviewed) for o in outcomes) == 2, outcomes

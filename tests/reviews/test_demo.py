@@ -1,4 +1,5 @@
 """The demo data: the original page's five reviews, by real demo accounts that obey the rules."""
+
 import pytest
 from allauth.account.models import EmailAddress
 from django.core.management import call_command
@@ -13,11 +14,31 @@ pytestmark = pytest.mark.django_db
 
 # From the original landing page (../shared/seed/catalog.json, "sample_reviews").
 ORIGINAL = {
-    "Aarav Mehta": ("AM", "last week", "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend."),
-    "Daniel Okafor": ("DO", "2 months ago", "This is the resource I wish I had when I started. Clear mental models, zero fluff."),
-    "Liam Chen": ("LC", "3 months ago", "Concise capsules I can finish over coffee, yet each one taught me something I actually use."),
-    "Marcus Bell": ("MB", "5 months ago", "Rare mix of depth and readability. The worked examples are the clearest I have seen on this subject."),
-    "Jonas Bergström": ("JB", "6 months ago", "Loved the from-first-principles approach. It rebuilt my intuition rather than just handing me formulas."),
+    "Aarav Mehta": (
+        "AM",
+        "last week",
+        "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend.",
+    ),
+    "Daniel Okafor": (
+        "DO",
+        "2 months ago",
+        "This is the resource I wish I had when I started. Clear mental models, zero fluff.",
+    ),
+    "Liam Chen": (
+        "LC",
+        "3 months ago",
+        "Concise capsules I can finish over coffee, yet each one taught me something I actually use.",
+    ),
+    "Marcus Bell": (
+        "MB",
+        "5 months ago",
+        "Rare mix of depth and readability. The worked examples are the clearest I have seen on this subject.",
+    ),
+    "Jonas Bergström": (
+        "JB",
+        "6 months ago",
+        "Loved the from-first-principles approach. It rebuilt my intuition rather than just handing me formulas.",
+    ),
 }
 
 

@@ -1,5 +1,6 @@
 """Reads: the landing page's block costs a constant number of queries, whatever the numbers of
 reviews, ratings, readers and subscribers."""
+
 import pytest
 from django.db import connection
 from django.test import Client

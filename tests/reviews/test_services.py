@@ -1,4 +1,5 @@
 """The rules of reviewing, enforced by the services whatever the caller."""
+
 from datetime import timedelta
 
 import pytest
@@ -22,11 +23,14 @@ def test_an_eligible_reader_rates_and_reviews_and_the_aggregate_follows(book, au
     assert rating.average_display == "4.0"
 
 
-@pytest.mark.parametrize("verified, has_read, expected", [
-    (False, True, selectors.Eligibility.VERIFY_EMAIL),
-    (True, False, selectors.Eligibility.READ_FIRST),
-    (False, False, selectors.Eligibility.VERIFY_EMAIL),
-])
+@pytest.mark.parametrize(
+    "verified, has_read, expected",
+    [
+        (False, True, selectors.Eligibility.VERIFY_EMAIL),
+        (True, False, selectors.Eligibility.READ_FIRST),
+        (False, False, selectors.Eligibility.VERIFY_EMAIL),
+    ],
+)
 def test_unverified_or_never_reading_accounts_may_not_review(book, verified, has_read, expected):
     user = make_reader(book, verified=verified, has_read=has_read)
 
@@ -60,7 +64,9 @@ def test_a_reader_cannot_review_the_same_book_twice(book, author):
     first = services.review_create(user=author, book=book, rating=5, text=TEXT)
 
     with pytest.raises(services.AlreadyReviewed):
-        services.review_create(user=author, book=book, rating=1, text="A second, different opinion about the same book.")
+        services.review_create(
+            user=author, book=book, rating=1, text="A second, different opinion about the same book."
+        )
 
     assert list(Review.objects.values_list("pk", "rating")) == [(first.pk, 5)]
     assert stored(book) == recount(book) and stored(book)["rating_count"] == 1
@@ -94,13 +100,16 @@ def test_stars_alone_are_a_rating_without_a_review(book, author):
     assert list(selectors.reviews_public(book)) == []  # nothing to read in the lists
 
 
-@pytest.mark.parametrize("title, text, field, message", [
-    ("A title", "", "text", "needs a review"),
-    ("t" * 121, TEXT, "title", "120 characters"),
-    ("Two\nlines", TEXT, "title", "one line"),
-    ("", TEXT + "\x00", "text", "control characters"),
-    ("", "Visit https://a.example and http://b.example and www.c.example today", "text", "at most 2 web addresses"),
-])
+@pytest.mark.parametrize(
+    "title, text, field, message",
+    [
+        ("A title", "", "text", "needs a review"),
+        ("t" * 121, TEXT, "title", "120 characters"),
+        ("Two\nlines", TEXT, "title", "one line"),
+        ("", TEXT + "\x00", "text", "control characters"),
+        ("", "Visit https://a.example and http://b.example and www.c.example today", "text", "at most 2 web addresses"),
+    ],
+)
 def test_titles_and_texts_that_are_refused(book, author, title, text, field, message):
     with pytest.raises(services.ReviewInvalid, match=message) as invalid:
         services.review_create(user=author, book=book, rating=4, title=title, text=text)
@@ -122,7 +131,9 @@ def test_an_edit_keeps_the_original_date_and_marks_the_review_edited(book, autho
     review = services.review_create(user=author, book=book, rating=2, text=TEXT)
     created = review.created_at
 
-    services.review_update(user=author, book=book, rating=5, title="Changed my mind", text=TEXT + " On second reading, excellent.")
+    services.review_update(
+        user=author, book=book, rating=5, title="Changed my mind", text=TEXT + " On second reading, excellent."
+    )
 
     review.refresh_from_db()
     assert review.created_at == created
@@ -166,14 +177,24 @@ def test_deleting_a_review_removes_it_from_the_aggregate(book, author):
 # --- moderation -------------------------------------------------------------------------------
 def test_a_hidden_review_leaves_the_aggregate_and_the_lists_and_a_restore_brings_it_back(book, author, staff):
     other = make_reader(book)
-    hidden = services.review_create(user=author, book=book, rating=1, text="Spam spam spam, buy my course at a discount today!")
+    hidden = services.review_create(
+        user=author, book=book, rating=1, text="Spam spam spam, buy my course at a discount today!"
+    )
     services.review_create(user=other, book=book, rating=5, text=TEXT)
 
     services.review_hide(review=hidden, moderator=staff, reason="Advertising")
 
     hidden.refresh_from_db()
-    assert hidden.status == Review.Status.HIDDEN and hidden.moderation_reason == "Advertising" and hidden.moderated_by == staff
-    assert stored(book) == recount(book) and stored(book)["rating_count"] == 1 and BookRating.objects.get(book=book).average_display == "5.0"
+    assert (
+        hidden.status == Review.Status.HIDDEN
+        and hidden.moderation_reason == "Advertising"
+        and hidden.moderated_by == staff
+    )
+    assert (
+        stored(book) == recount(book)
+        and stored(book)["rating_count"] == 1
+        and BookRating.objects.get(book=book).average_display == "5.0"
+    )
     assert [r.pk for r in selectors.reviews_public(book)] == [Review.objects.get(user=other).pk]
     assert selectors.own_review(author, book).pk == hidden.pk  # its author still sees it
 
@@ -270,7 +291,9 @@ def test_a_malformed_rate_setting_fails_loudly(book, author, settings):
 
 
 # --- aggregate --------------------------------------------------------------------------------
-@pytest.mark.parametrize("ratings, shown", [([5, 5, 5, 4], "4.8"), ([4, 4, 4, 5], "4.3"), ([1], "1.0"), ([5, 4], "4.5"), ([3, 4, 4], "3.7")])
+@pytest.mark.parametrize(
+    "ratings, shown", [([5, 5, 5, 4], "4.8"), ([4, 4, 4, 5], "4.3"), ([1], "1.0"), ([5, 4], "4.5"), ([3, 4, 4], "3.7")]
+)
 def test_the_average_is_shown_to_one_decimal_rounded_half_up(book, ratings, shown):
     for stars in ratings:
         services.review_create(user=make_reader(book), book=book, rating=stars)
@@ -279,7 +302,9 @@ def test_the_average_is_shown_to_one_decimal_rounded_half_up(book, ratings, show
 
 def test_the_aggregate_can_be_repaired_from_the_reviews(book, author):
     services.review_create(user=author, book=book, rating=5, text=TEXT)
-    BookRating.objects.filter(book=book).update(rating_count=9, rating_sum=9, stars_1=9, stars_5=0)  # drift, e.g. a manual SQL edit
+    BookRating.objects.filter(book=book).update(
+        rating_count=9, rating_sum=9, stars_1=9, stars_5=0
+    )  # drift, e.g. a manual SQL edit
 
     services.book_rating_refresh(book=book)
 
@@ -300,4 +325,10 @@ def test_relative_time_of_demo_reviews_matches_the_original_page(book):
 
     reviews = services.reviews_demo_ensure(book=book)
     now = timezone.now() + timedelta(minutes=1)
-    assert [relative_date(r.created_at, now) for r in reviews] == ["last week", "2 months ago", "3 months ago", "5 months ago", "6 months ago"]
+    assert [relative_date(r.created_at, now) for r in reviews] == [
+        "last week",
+        "2 months ago",
+        "3 months ago",
+        "5 months ago",
+        "6 months ago",
+    ]

@@ -1,5 +1,6 @@
 """The reviews block on the landing page, the write/edit/delete/report routes (with and without
 htmx) and the all-reviews page."""
+
 import re
 from datetime import timedelta
 
@@ -29,7 +30,9 @@ def write(client, user, *, htmx=False, url="/reviews/new/", **data):
 # --- the block on the landing page -------------------------------------------------------------
 def test_the_landing_page_shows_the_aggregate_distribution_and_newest_reviews(client, book):
     for stars, name, age in ((5, "Aarav Mehta", 8), (4, "Daniel Okafor", 62), (4, "Liam Chen", 95)):
-        review = services.review_create(user=make_reader(book, name=name), book=book, rating=stars, text=f"{TEXT} ({name})")
+        review = services.review_create(
+            user=make_reader(book, name=name), book=book, rating=stars, text=f"{TEXT} ({name})"
+        )
         Review.objects.filter(pk=review.pk).update(created_at=timezone.now() - timedelta(days=age))
     services.review_create(user=make_reader(book), book=book, rating=1)  # stars only: counted, not listed
     make_reader(book)  # a reader who has not rated
@@ -60,12 +63,19 @@ def test_the_block_says_what_each_visitor_can_do(client, book):
     html = block(client.get("/"))
     assert "<legend>Your rating" in html
     assert len(re.findall(r'<input type="radio" name="rating" value="[1-5]"', html)) == 5
-    assert re.search(r'<label for="review-rating_4" class="star-input__star"><span class="star-input__text">5 stars</span>', html)
+    assert re.search(
+        r'<label for="review-rating_4" class="star-input__star"><span class="star-input__text">5 stars</span>', html
+    )
     assert 'hx-post="/reviews/new/"' in html and 'action="/reviews/new/"' in html  # htmx, and a plain form without it
 
 
 def test_a_subscriber_badge_marks_reviews_by_readers_with_full_access(client, book):
-    for kind, name in (("active", "Paying Reader"), ("complimentary", "Gifted Reader"), ("canceled", "Former Subscriber"), ("free", "Free Reader")):
+    for kind, name in (
+        ("active", "Paying Reader"),
+        ("complimentary", "Gifted Reader"),
+        ("canceled", "Former Subscriber"),
+        ("free", "Free Reader"),
+    ):
         reader = make_visitor(kind, name=name)
         from tests.reviews.conftest import open_a_capsule
 
@@ -74,14 +84,21 @@ def test_a_subscriber_badge_marks_reviews_by_readers_with_full_access(client, bo
 
     html = block(client.get("/"))
 
-    badges = dict(re.findall(r'class="review__name">([^<]+?)( <span class="badge badge--accent">Subscriber</span>)?</p>', html))
-    assert badges == {"Paying Reader": " <span class=\"badge badge--accent\">Subscriber</span>",
-                      "Gifted Reader": " <span class=\"badge badge--accent\">Subscriber</span>",
-                      "Former Subscriber": "", "Free Reader": ""}
+    badges = dict(
+        re.findall(r'class="review__name">([^<]+?)( <span class="badge badge--accent">Subscriber</span>)?</p>', html)
+    )
+    assert badges == {
+        "Paying Reader": ' <span class="badge badge--accent">Subscriber</span>',
+        "Gifted Reader": ' <span class="badge badge--accent">Subscriber</span>',
+        "Former Subscriber": "",
+        "Free Reader": "",
+    }
 
 
 def test_names_never_fall_back_to_the_email_address(client, book):
-    services.review_create(user=make_reader(book, name="", email="secret.person@example.org"), book=book, rating=3, text=TEXT)
+    services.review_create(
+        user=make_reader(book, name="", email="secret.person@example.org"), book=book, rating=3, text=TEXT
+    )
     html = block(client.get("/"))
     assert "secret.person" not in html and "A reader" in html
 
@@ -145,11 +162,15 @@ def test_a_second_review_by_the_same_reader_is_refused_and_the_text_kept(client,
     write(client, author, rating=5)
 
     response = write(client, author, rating=1, text="My second opinion, which should not be a second review.")
-    fragment = write(client, author, htmx=True, rating=1, text="My second opinion, which should not be a second review.")
+    fragment = write(
+        client, author, htmx=True, rating=1, text="My second opinion, which should not be a second review."
+    )
 
     assert response.status_code == 409
     assert "already reviewed this book" in response.content.decode()
-    assert "My second opinion" in response.content.decode() and 'action="/reviews/mine/edit/"' in response.content.decode()
+    assert (
+        "My second opinion" in response.content.decode() and 'action="/reviews/mine/edit/"' in response.content.decode()
+    )
     assert fragment.status_code == 200 and "already reviewed this book" in fragment.content.decode()
     assert Review.objects.filter(user=author).count() == 1 and Review.objects.get(user=author).rating == 5
 
@@ -183,7 +204,9 @@ def test_editing_shows_edited_and_keeps_the_original_date(client, book, author):
     form = client.get("/reviews/mine/edit/")
     assert form.status_code == 200 and f"{TEXT}</textarea>" in form.content.decode()
     htmx_form = client.get("/reviews/mine/edit/", **HTMX)
-    assert "Save changes" in htmx_form.content.decode() and 'hx-post="/reviews/mine/edit/"' in htmx_form.content.decode()
+    assert (
+        "Save changes" in htmx_form.content.decode() and 'hx-post="/reviews/mine/edit/"' in htmx_form.content.decode()
+    )
 
     response = write(client, author, url="/reviews/mine/edit/", rating=5, text=TEXT + " Better on a second read.")
 
@@ -260,7 +283,9 @@ def test_reporting_too_often_answers_429(client, book, settings):
 # --- the all-reviews page ---------------------------------------------------------------------
 def test_all_reviews_sort_by_newest_highest_and_lowest(client, book, staff):
     for days, stars in ((1, 3), (2, 5), (3, 1), (4, 4)):
-        review = services.review_create(user=make_reader(book, name=f"Reader {stars}"), book=book, rating=stars, text=TEXT)
+        review = services.review_create(
+            user=make_reader(book, name=f"Reader {stars}"), book=book, rating=stars, text=TEXT
+        )
         Review.objects.filter(pk=review.pk).update(created_at=timezone.now() - timedelta(days=days))
     hidden = services.review_create(user=make_reader(book, name="Reader hidden"), book=book, rating=2, text=TEXT)
     services.review_hide(review=hidden, moderator=staff, reason="Spam")

@@ -1,5 +1,6 @@
 """Fixtures for the submissions tests: exercises on the mini book's capsules, kernels to submit, and
 (tests/submissions/workers.py) real Celery workers with the CPU stand-in of the GPU job."""
+
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,14 @@ def marked(name: str) -> str:
 def make_exercise(capsule, **fields):
     from apps.submissions.models import Exercise
 
-    values = {"problem": "sgemm", "title": "Write an SGEMM", "statement": "Multiply.", "starter_source": NAIVE,
-              "starter_name": "01_naive.cu", **fields}
+    values = {
+        "problem": "sgemm",
+        "title": "Write an SGEMM",
+        "statement": "Multiply.",
+        "starter_source": NAIVE,
+        "starter_name": "01_naive.cu",
+        **fields,
+    }
     return Exercise.objects.create(capsule=capsule, **values)
 
 

@@ -11,6 +11,7 @@ Misbehaviour is chosen by a marker in a kernel's name (the payload carries names
 `standin_slow` answers after STANDIN_SLOW_S seconds (default 4: long enough to kill a worker mid-job),
 `standin_wrong` fails a test shape.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,15 @@ def warm_up() -> None:
 
 
 def _timing(median_ms: float) -> TimingStats:
-    return TimingStats(samples=10, median_ms=median_ms, q25_ms=median_ms * 0.99, q75_ms=median_ms * 1.01,
-                       min_ms=median_ms * 0.98, mean_ms=median_ms, rel_std_err=0.002)
+    return TimingStats(
+        samples=10,
+        median_ms=median_ms,
+        q25_ms=median_ms * 0.99,
+        q75_ms=median_ms * 1.01,
+        min_ms=median_ms * 0.98,
+        mean_ms=median_ms,
+        rel_std_err=0.002,
+    )
 
 
 def judge_job(payload: dict) -> JudgeResult:
@@ -43,14 +51,33 @@ def judge_job(payload: dict) -> JudgeResult:
         time.sleep(float(os.environ.get("STANDIN_SLOW_S", "4")))
     problem = problems.load(payload["problem"])
     seed = payload["options"]["seed"]
-    result = JudgeResult(verdict=Verdict.ACCEPTED, message="", problem=problem.name, seed=seed,
-                         kernels=[KernelResources.from_dict(k) for k in payload["kernels"]])
+    result = JudgeResult(
+        verdict=Verdict.ACCEPTED,
+        message="",
+        problem=problem.name,
+        seed=seed,
+        kernels=[KernelResources.from_dict(k) for k in payload["kernels"]],
+    )
     for shape in problem.tests:
-        result.checks.append(ShapeCheck(sizes=dict(shape.sizes), passed=True, rel_err=0.0,
-                                        tolerance=problem.tolerance(shape.sizes), message="CPU stand-in: not run on a GPU"))
+        result.checks.append(
+            ShapeCheck(
+                sizes=dict(shape.sizes),
+                passed=True,
+                rel_err=0.0,
+                tolerance=problem.tolerance(shape.sizes),
+                message="CPU stand-in: not run on a GPU",
+            )
+        )
     if "standin_wrong" in names:
-        result.checks[0].passed, result.checks[0].rel_err, result.checks[0].message = False, 1.0, "CPU stand-in: wrong on purpose"
-        result.verdict, result.message = Verdict.WRONG_ANSWER, f"wrong at 1 of {len(result.checks)} test shapes (stand-in)"
+        result.checks[0].passed, result.checks[0].rel_err, result.checks[0].message = (
+            False,
+            1.0,
+            "CPU stand-in: wrong on purpose",
+        )
+        result.verdict, result.message = (
+            Verdict.WRONG_ANSWER,
+            f"wrong at 1 of {len(result.checks)} test shapes (stand-in)",
+        )
         return result
     # Deterministic per cubin, so that two different kernels get different (made-up) figures.
     digest = int(hashlib.sha256(str(payload["cubin"]).encode()).hexdigest()[:8], 16)
@@ -60,13 +87,24 @@ def judge_job(payload: dict) -> JudgeResult:
         baseline_ms = flops / 50e12 * 1e3
         candidate_ms = baseline_ms * 100 / pct
         tflops = flops / (candidate_ms * 1e-3) / 1e12
-        result.benchmarks.append(BenchResult(
-            sizes=dict(shape.sizes), candidate=_timing(candidate_ms), baseline=_timing(baseline_ms),
-            baseline_name=problem.baseline_name, pct_of_baseline=pct, tflops=tflops,
-            gbps=nbytes / (candidate_ms * 1e-3) / 1e9, baseline_tflops=flops / (baseline_ms * 1e-3) / 1e12,
-            roofline_tflops=60.0, pct_of_roofline=100 * tflops / 60.0, rounds_checked=11, max_rel_err=0.0,
-            flops=flops, bytes_moved=nbytes,
-        ))
+        result.benchmarks.append(
+            BenchResult(
+                sizes=dict(shape.sizes),
+                candidate=_timing(candidate_ms),
+                baseline=_timing(baseline_ms),
+                baseline_name=problem.baseline_name,
+                pct_of_baseline=pct,
+                tflops=tflops,
+                gbps=nbytes / (candidate_ms * 1e-3) / 1e9,
+                baseline_tflops=flops / (baseline_ms * 1e-3) / 1e12,
+                roofline_tflops=60.0,
+                pct_of_roofline=100 * tflops / 60.0,
+                rounds_checked=11,
+                max_rel_err=0.0,
+                flops=flops,
+                bytes_moved=nbytes,
+            )
+        )
     result.telemetry = Telemetry(gpu_name=GPU_NAME, compute_capability="9.0", sm_count=132, nvrtc_version="stand-in")
     result.message = f"correct at all {len(result.checks)} test shapes (CPU stand-in); {pct:.1f}% of baseline (made up)"
     return result

@@ -1,4 +1,5 @@
 """Admin for exercises, submissions, GPU workers and the reference ladder; the operators' commands."""
+
 import json
 
 import pytest
@@ -57,7 +58,9 @@ def test_admin_actions_rerun_and_review_through_the_services(admin_client, exerc
     flagged.refresh_from_db()
     assert flagged.review == Submission.Review.VALID
 
-    response = admin_client.post(url, {"action": "rerun", "_selected_action": [flagged.pk, in_progress.pk]}, follow=True)
+    response = admin_client.post(
+        url, {"action": "rerun", "_selected_action": [flagged.pk, in_progress.pk]}, follow=True
+    )
     flagged.refresh_from_db()
     assert flagged.status == Status.QUEUED and flagged.result is None and flagged.review == ""
     assert "still in progress" in response.content.decode()  # refused for the other, and said so
@@ -69,16 +72,28 @@ def test_admin_actions_rerun_and_review_through_the_services(admin_client, exerc
 
 def test_exercise_gpu_worker_and_reference_pages(admin_client, exercise):
     now = timezone.now()
-    GpuWorker.objects.create(hostname="gpu0@node", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now)
+    GpuWorker.objects.create(
+        hostname="gpu0@node", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now
+    )
     call_command("reference_ladder", "--load", FIXTURE)
     for name in ("exercise", "gpuworker", "referenceresult"):
         response = admin_client.get(reverse(f"admin:submissions_{name}_changelist"))
         assert response.status_code == 200
     assert "NVIDIA H200" in admin_client.get(reverse("admin:submissions_gpuworker_changelist")).content.decode()
-    edited = admin_client.post(reverse("admin:submissions_exercise_change", args=[exercise.pk]), {
-        "capsule": exercise.capsule_id, "problem": "sgemm", "title": "T", "statement": "*new*", "starter_source": NAIVE,
-        "starter_name": "01_naive.cu", "arch": "sm_90", "gpu_time_limit_s": 60, "is_open": "on",
-    })
+    edited = admin_client.post(
+        reverse("admin:submissions_exercise_change", args=[exercise.pk]),
+        {
+            "capsule": exercise.capsule_id,
+            "problem": "sgemm",
+            "title": "T",
+            "statement": "*new*",
+            "starter_source": NAIVE,
+            "starter_name": "01_naive.cu",
+            "arch": "sm_90",
+            "gpu_time_limit_s": 60,
+            "is_open": "on",
+        },
+    )
     assert edited.status_code == 302
     exercise.refresh_from_db()
     assert exercise.statement_html.strip() == "<p><em>new</em></p>"
@@ -99,11 +114,14 @@ def test_the_gpu_worker_command_is_the_documented_one(capsys):
     )
 
 
-@pytest.mark.parametrize("argv, kind", [
-    (["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1"], "h200"),
-    (["celery", "-A", "config", "worker", "--queues=default,gpu.b200"], "b200"),
-    (["celery", "-A", "config", "worker", "-Q", "default,compile"], ""),  # even where .env sets GPU_KIND
-])
+@pytest.mark.parametrize(
+    "argv, kind",
+    [
+        (["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1"], "h200"),
+        (["celery", "-A", "config", "worker", "--queues=default,gpu.b200"], "b200"),
+        (["celery", "-A", "config", "worker", "-Q", "default,compile"], ""),  # even where .env sets GPU_KIND
+    ],
+)
 def test_a_worker_is_a_gpu_worker_by_the_queues_it_consumes(monkeypatch, argv, kind):
     from apps.submissions import worker
 

@@ -1,5 +1,6 @@
 """The server-drawn SVG charts: well-formed XML, named for assistive technology, scaled by the data,
 and escaping whatever text they are given."""
+
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -24,7 +25,14 @@ def texts(root) -> list[str]:
 
 
 def test_a_bar_chart_is_an_image_named_by_its_title_and_desc():
-    root = parse(bar_chart([Bar("01 naive", 1.0), Bar("You (best)", 3.2, highlight=True)], chart_id="c1", title="Ladder", desc="On H200."))
+    root = parse(
+        bar_chart(
+            [Bar("01 naive", 1.0), Bar("You (best)", 3.2, highlight=True)],
+            chart_id="c1",
+            title="Ladder",
+            desc="On H200.",
+        )
+    )
     assert root.get("role") == "img"
     assert root.get("aria-labelledby") == "c1-title c1-desc"
     assert root.find(f"{SVG}title").get("id") == "c1-title" and root.find(f"{SVG}title").text == "Ladder"
@@ -74,7 +82,9 @@ def test_labels_and_ids_are_escaped():
 
 
 def test_the_history_puts_later_and_faster_submissions_right_and_higher():
-    root = parse(line_chart([Point("1", 1.0), Point("2", None), Point("3", 4.0), Point("4", 2.0)], chart_id="h", title="History"))
+    root = parse(
+        line_chart([Point("1", 1.0), Point("2", None), Point("3", 4.0), Point("4", 2.0)], chart_id="h", title="History")
+    )
     dots = [(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(f"{SVG}circle")]
     assert len(dots) == 3  # the failed one is a cross, not a dot
     assert dots[0][0] < dots[1][0] < dots[2][0]
@@ -101,6 +111,8 @@ def test_empty_charts_still_parse_and_say_so():
     assert len(list(single.iter(f"{SVG}circle"))) == 1
 
 
-@pytest.mark.parametrize(("value", "expected"), [(0.8, 1), (1.6, 2), (2.2, 2.5), (9.4, 10), (40, 50), (93, 100), (120, 200), (0, 1)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(0.8, 1), (1.6, 2), (2.2, 2.5), (9.4, 10), (40, 50), (93, 100), (120, 200), (0, 1)]
+)
 def test_nice_ceiling(value, expected):
     assert nice_ceiling(value) == expected

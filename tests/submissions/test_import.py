@@ -1,4 +1,5 @@
 """Exercises imported with the book: the `exercise:` block of a capsule's front matter (content/README.md)."""
+
 import shutil
 from pathlib import Path
 
@@ -70,7 +71,9 @@ def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
     report = book_import(folder=book)
     exercise = Exercise.objects.get()
     assert report.exercises == ["created 01 sgemm"]
-    assert exercise.title == "Coalesce it" and exercise.gpu_time_limit_s == 90 and exercise.starter_name == "01_naive.cu"
+    assert (
+        exercise.title == "Coalesce it" and exercise.gpu_time_limit_s == 90 and exercise.starter_name == "01_naive.cu"
+    )
     assert "<strong>mapping</strong>" in exercise.statement_html
 
     assert book_import(folder=book).exercises == []  # unchanged: nothing to do
@@ -93,16 +96,19 @@ def test_the_import_command_lists_exercise_changes(db, book, capsys):
     assert "0 exercise change(s)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("change, message", [
-    (("problem: sgemm", "problem: fft"), "problem 'fft' is not one of"),
-    (("reference/01_naive.cu", "reference/../../config/settings/base.py"), "must be a .cu file inside"),
-    (("reference/01_naive.cu", "reference/99_missing.cu"), "starter file not found"),
-    (("gpu_time_limit_s: 90", "gpu_time_limit_s: 0"), "gpu_time_limit_s must be"),
-    (("  starter:", "  arch: sm_70\n  starter:"), "arch 'sm_70' is not one of"),
-    (('  title: "Coalesce it"\n', ""), "missing required field(s): title"),
-    (("  starter:", "  reference: example\n  starter:"), "reference 'example' must name a rung of the ladder"),
-    (("  starter:", "  reference: reference/99_missing.cu\n  starter:"), "reference file not found"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("problem: sgemm", "problem: fft"), "problem 'fft' is not one of"),
+        (("reference/01_naive.cu", "reference/../../config/settings/base.py"), "must be a .cu file inside"),
+        (("reference/01_naive.cu", "reference/99_missing.cu"), "starter file not found"),
+        (("gpu_time_limit_s: 90", "gpu_time_limit_s: 0"), "gpu_time_limit_s must be"),
+        (("  starter:", "  arch: sm_70\n  starter:"), "arch 'sm_70' is not one of"),
+        (('  title: "Coalesce it"\n', ""), "missing required field(s): title"),
+        (("  starter:", "  reference: example\n  starter:"), "reference 'example' must name a rung of the ladder"),
+        (("  starter:", "  reference: reference/99_missing.cu\n  starter:"), "reference file not found"),
+    ],
+)
 def test_a_bad_exercise_fails_the_import_with_its_file_and_changes_nothing(db, book, change, message):
     path = with_exercise(book, 1, EXERCISE.replace(*change))
     with pytest.raises(ImportFileError) as caught:

@@ -4,6 +4,7 @@ GPU workers whose sandboxed child runs the CPU stand-in of the GPU job (standin_
 Submissions are created through the service the web uses; everything after that happens in the
 workers. Kills are SIGKILLs of a whole worker (main process, pool process and the judge's child).
 """
+
 import time
 from datetime import timedelta
 
@@ -111,18 +112,36 @@ def test_the_sweeper_requeues_lost_jobs_and_gives_up_after_max_attempts(celery_w
     past = timezone.now() - timedelta(minutes=1)
     # A compile message that never reached the broker, and a job running on a worker that vanished.
     lost_compile = Submission.objects.create(
-        user=reader, exercise=exercise, source=NAIVE, source_sha256="x", gpu_kind="h200", arch="sm_90",
-        status=Status.QUEUED, deadline_at=past,
+        user=reader,
+        exercise=exercise,
+        source=NAIVE,
+        source_sha256="x",
+        gpu_kind="h200",
+        arch="sm_90",
+        status=Status.QUEUED,
+        deadline_at=past,
     )
     on_lost_worker = submission_create(user=reader, exercise=exercise, source=NAIVE)
     wait_for(on_lost_worker)
     Submission.objects.filter(pk=on_lost_worker.pk).update(
-        status=Status.RUNNING, worker="gone@nowhere", attempts=1, started_at=past - timedelta(minutes=5),
-        deadline_at=timezone.now() + timedelta(hours=1), result=None, finished_at=None,
+        status=Status.RUNNING,
+        worker="gone@nowhere",
+        attempts=1,
+        started_at=past - timedelta(minutes=5),
+        deadline_at=timezone.now() + timedelta(hours=1),
+        result=None,
+        finished_at=None,
     )
     hopeless = Submission.objects.create(
-        user=reader, exercise=exercise, source=NAIVE, source_sha256="x", gpu_kind="h200", arch="sm_90",
-        status=Status.COMPILING, deadline_at=past, sweeps=settings.SUBMISSION_MAX_ATTEMPTS,
+        user=reader,
+        exercise=exercise,
+        source=NAIVE,
+        source_sha256="x",
+        gpu_kind="h200",
+        arch="sm_90",
+        status=Status.COMPILING,
+        deadline_at=past,
+        sweeps=settings.SUBMISSION_MAX_ATTEMPTS,
     )
 
     report = submission_sweep()

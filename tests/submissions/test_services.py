@@ -1,6 +1,7 @@
 """The submission services and selectors, without Celery workers: creating (and every refusal), the
 compile stage with real NVRTC, the GPU stage with the judge's real sandbox running the CPU stand-in,
 idempotency, status transitions, the sweeper, re-runs and reviews."""
+
 from datetime import timedelta
 
 import pytest
@@ -40,7 +41,9 @@ def refusal(user, exercise, source=NAIVE, **kwargs) -> SubmissionRefused:
 # --- Creating ---------------------------------------------------------------------------------------
 
 
-def test_create_stores_the_source_first_and_queues_the_compile_on_commit(exercise, reader, django_capture_on_commit_callbacks):
+def test_create_stores_the_source_first_and_queues_the_compile_on_commit(
+    exercise, reader, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as callbacks:
         submission = create(reader, exercise, NAIVE.replace("\n", "\r\n"), filename="naive.cu")
     submission.refresh_from_db()
@@ -53,7 +56,7 @@ def test_create_stores_the_source_first_and_queues_the_compile_on_commit(exercis
 def test_a_plan_typed_beside_the_editor_replaces_the_files_plan(exercise, reader):
     plan = '[[launch]]\nkernel = "sgemm_naive"\ngrid = ["cdiv(M, 16)", "cdiv(N, 16)"]\nblock = [16, 16]'
     submission = create(reader, exercise, NAIVE, plan=plan)
-    assert submission.source.count("@plan") == 1 and 'block = [16, 16]' in submission.source
+    assert submission.source.count("@plan") == 1 and "block = [16, 16]" in submission.source
     assert "block = [32, 32]" not in submission.source
     pasted = create(reader, exercise, NAIVE, plan=f"/* @plan\n{plan}\n*/")
     assert pasted.source == submission.source
@@ -153,7 +156,9 @@ def compiled(user, exercise, source=NAIVE):
 
 def test_the_gpu_stage_records_the_judges_result(exercise, reader, standin_judge):
     submission = compiled(reader, exercise)
-    GpuWorker.objects.create(hostname="gpu0@node", gpu_kind="h200", started_at=timezone.now(), last_seen_at=timezone.now())
+    GpuWorker.objects.create(
+        hostname="gpu0@node", gpu_kind="h200", started_at=timezone.now(), last_seen_at=timezone.now()
+    )
     assert services.submission_judge(submission_id=submission.pk, worker_name="gpu0@node", judge=standin_judge)
     submission.refresh_from_db()
     assert submission.status == Status.PASSED and submission.attempts == 1 and submission.worker == "gpu0@node"
@@ -203,10 +208,23 @@ def test_a_job_that_keeps_losing_its_worker_fails_after_max_attempts(exercise, r
 
 def flagged_result(pct: float) -> JudgeResult:
     stats = TimingStats(10, 1.0, 1.0, 1.0, 1.0, 1.0, 0.001)
-    bench = BenchResult(sizes={"M": 4096}, candidate=stats, baseline=stats, baseline_name="cuBLAS", pct_of_baseline=pct,
-                        tflops=60.0, gbps=1.0, baseline_tflops=50.0, roofline_tflops=60.0, pct_of_roofline=99.0,
-                        rounds_checked=11, max_rel_err=0.0, flops=1, bytes_moved=1,
-                        flags=[f"faster than cuBLAS ({pct:.1f}%): review before trusting"])
+    bench = BenchResult(
+        sizes={"M": 4096},
+        candidate=stats,
+        baseline=stats,
+        baseline_name="cuBLAS",
+        pct_of_baseline=pct,
+        tflops=60.0,
+        gbps=1.0,
+        baseline_tflops=50.0,
+        roofline_tflops=60.0,
+        pct_of_roofline=99.0,
+        rounds_checked=11,
+        max_rel_err=0.0,
+        flops=1,
+        bytes_moved=1,
+        flags=[f"faster than cuBLAS ({pct:.1f}%): review before trusting"],
+    )
     return JudgeResult(verdict=Verdict.ACCEPTED, message="ok", problem="sgemm", benchmarks=[bench])
 
 
@@ -251,17 +269,25 @@ def test_a_rerun_judges_the_stored_source_again(exercise, reader, staff, django_
 # --- The sweeper ------------------------------------------------------------------------------------
 
 
-def test_the_sweeper_acts_only_past_deadlines_and_on_lost_workers(exercise, reader, settings, django_capture_on_commit_callbacks):
+def test_the_sweeper_acts_only_past_deadlines_and_on_lost_workers(
+    exercise, reader, settings, django_capture_on_commit_callbacks
+):
     now = timezone.now()
     on_time = create(reader, exercise)
     late_compile = create(reader, exercise)
-    Submission.objects.filter(pk=late_compile.pk).update(status=Status.COMPILING, deadline_at=now - timedelta(seconds=1))
+    Submission.objects.filter(pk=late_compile.pk).update(
+        status=Status.COMPILING, deadline_at=now - timedelta(seconds=1)
+    )
     late_gpu = compiled(reader, exercise)
     services.submission_gpu_start(submission_id=late_gpu.pk, worker_name="gpu0@gone")
-    GpuWorker.objects.create(hostname="gpu0@gone", gpu_kind="h200", started_at=now, last_seen_at=now - timedelta(hours=1))
+    GpuWorker.objects.create(
+        hostname="gpu0@gone", gpu_kind="h200", started_at=now, last_seen_at=now - timedelta(hours=1)
+    )
     Submission.objects.filter(pk=late_gpu.pk).update(started_at=now - timedelta(minutes=5))
     given_up = create(reader, exercise)
-    Submission.objects.filter(pk=given_up.pk).update(deadline_at=now - timedelta(seconds=1), sweeps=settings.SUBMISSION_MAX_ATTEMPTS)
+    Submission.objects.filter(pk=given_up.pk).update(
+        deadline_at=now - timedelta(seconds=1), sweeps=settings.SUBMISSION_MAX_ATTEMPTS
+    )
 
     with django_capture_on_commit_callbacks() as callbacks:
         report = services.submission_sweep()
@@ -314,5 +340,5 @@ def test_the_tasks_are_routed_and_limited_as_the_design_says(settings):
     assert judge.acks_late and judge.reject_on_worker_lost
     assert judge.time_limit > judge.soft_time_limit >= 300  # an explicit net above the judge's own per-exercise limit
     assert tasks.submission_compile_task.time_limit > tasks.submission_compile_task.soft_time_limit > 30
-    assert {"task": "submissions.sweep", "schedule": 60.0} == app.conf.beat_schedule["submissions-sweep"]
+    assert app.conf.beat_schedule["submissions-sweep"] == {"task": "submissions.sweep", "schedule": 60.0}
     assert app.conf.broker_transport_options["visibility_timeout"] > judge.time_limit

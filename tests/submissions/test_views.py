@@ -5,6 +5,7 @@ Submissions are made through the real services: `submission_create`, NVRTC throu
 `submission_compile`, and, for a GPU result, `submission_gpu_start` + `submission_gpu_record` with a
 JudgeResult in the judge's own schema (the GPU itself is what these tests do not have).
 """
+
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -60,28 +61,83 @@ def make_submission(user, exercise, source=NAIVE, **kwargs) -> Submission:
 def judge_result(pct: float, *, passed: bool = True, flags=()) -> JudgeResult:
     """What a GPU run returns, in the judge's schema: two checked shapes, one timed shape, one kernel."""
     median = 100.0 / pct
-    timing = TimingStats(samples=12, median_ms=median, q25_ms=median * 0.98, q75_ms=median * 1.03, min_ms=median * 0.97, mean_ms=median, rel_std_err=0.002)
+    timing = TimingStats(
+        samples=12,
+        median_ms=median,
+        q25_ms=median * 0.98,
+        q75_ms=median * 1.03,
+        min_ms=median * 0.97,
+        mean_ms=median,
+        rel_std_err=0.002,
+    )
     base = TimingStats(samples=12, median_ms=1.0, q25_ms=0.99, q75_ms=1.01, min_ms=0.98, mean_ms=1.0, rel_std_err=0.002)
     checks = [
         ShapeCheck(sizes={"M": 128, "N": 128, "K": 128}, passed=True, rel_err=1.1e-7, tolerance=1.8e-5),
         ShapeCheck(
-            sizes={"M": 129, "N": 67, "K": 33}, passed=passed, rel_err=1.3e-7 if passed else 0.42, tolerance=1.1e-5,
-            bad_count=0 if passed else 17, first_bad_index=None if passed else [128, 3],
-            first_bad_value=None if passed else 0.0, first_bad_expected=None if passed else 1.25,
+            sizes={"M": 129, "N": 67, "K": 33},
+            passed=passed,
+            rel_err=1.3e-7 if passed else 0.42,
+            tolerance=1.1e-5,
+            bad_count=0 if passed else 17,
+            first_bad_index=None if passed else [128, 3],
+            first_bad_value=None if passed else 0.0,
+            first_bad_expected=None if passed else 1.25,
         ),
     ]
-    benchmarks = [] if not passed else [BenchResult(
-        sizes={"M": 4096, "N": 4096, "K": 4096}, candidate=timing, baseline=base, baseline_name="cuBLAS SGEMM",
-        pct_of_baseline=pct, tflops=50.0 * pct / 100, gbps=10.0, baseline_tflops=50.0, roofline_tflops=60.0,
-        pct_of_roofline=pct * 50 / 60, rounds_checked=12, max_rel_err=2e-7, flops=2 * 4096**3, bytes_moved=4 * 4096 * 4096 * 4,
-        flags=list(flags),
-    )]
+    benchmarks = (
+        []
+        if not passed
+        else [
+            BenchResult(
+                sizes={"M": 4096, "N": 4096, "K": 4096},
+                candidate=timing,
+                baseline=base,
+                baseline_name="cuBLAS SGEMM",
+                pct_of_baseline=pct,
+                tflops=50.0 * pct / 100,
+                gbps=10.0,
+                baseline_tflops=50.0,
+                roofline_tflops=60.0,
+                pct_of_roofline=pct * 50 / 60,
+                rounds_checked=12,
+                max_rel_err=2e-7,
+                flops=2 * 4096**3,
+                bytes_moved=4 * 4096 * 4096 * 4,
+                flags=list(flags),
+            )
+        ]
+    )
     return JudgeResult(
         verdict=Verdict.ACCEPTED if passed else Verdict.WRONG_ANSWER,
         message="Correct at every shape; timed." if passed else "Wrong answer at M=129 N=67 K=33.",
-        problem="sgemm", checks=checks, benchmarks=benchmarks,
-        kernels=[KernelResources(name="sgemm_naive", lowered_name="_Z11sgemm_naive", registers=32, static_shared_bytes=0, local_bytes=0, spill_store_bytes=0, spill_load_bytes=0, max_threads_per_block=1024)],
-        telemetry=Telemetry(gpu_name="NVIDIA H200", compute_capability="9.0", sm_count=132, sm_clock_mhz=1980, max_sm_clock_mhz=1980, temperature_c=41, driver_version="580.65", cuda_driver_version=13000, cuda_runtime_version=13000, cupy_version="14.2", nvrtc_version="12.9"),
+        problem="sgemm",
+        checks=checks,
+        benchmarks=benchmarks,
+        kernels=[
+            KernelResources(
+                name="sgemm_naive",
+                lowered_name="_Z11sgemm_naive",
+                registers=32,
+                static_shared_bytes=0,
+                local_bytes=0,
+                spill_store_bytes=0,
+                spill_load_bytes=0,
+                max_threads_per_block=1024,
+            )
+        ],
+        telemetry=Telemetry(
+            gpu_name="NVIDIA H200",
+            compute_capability="9.0",
+            sm_count=132,
+            sm_clock_mhz=1980,
+            max_sm_clock_mhz=1980,
+            temperature_c=41,
+            driver_version="580.65",
+            cuda_driver_version=13000,
+            cuda_runtime_version=13000,
+            cupy_version="14.2",
+            nvrtc_version="12.9",
+        ),
     )
 
 
@@ -91,7 +147,9 @@ def judged(user, exercise, pct: float = 1.2, *, passed: bool = True, flags=(), s
     services.submission_compile(submission_id=submission.pk)
     attempt = services.submission_gpu_start(submission_id=submission.pk, worker_name="gpu0@test")
     assert attempt is not None
-    assert services.submission_gpu_record(submission_id=submission.pk, attempt=attempt, result=judge_result(pct, passed=passed, flags=flags))
+    assert services.submission_gpu_record(
+        submission_id=submission.pk, attempt=attempt, result=judge_result(pct, passed=passed, flags=flags)
+    )
     submission.refresh_from_db()
     return submission
 
@@ -101,10 +159,21 @@ def finished_row(user, exercise, pct: float | None, *, status="passed", review="
     the result), without the compile: for the pages that rank and chart many of them."""
     result = judge_result(pct or 1.0, passed=status == "passed").to_dict()
     row = Submission.objects.create(
-        user=user, exercise=exercise, source=NAIVE, source_sha256="0" * 64, gpu_kind="h200", arch="sm_90",
-        status=status, verdict="accepted" if status == "passed" else "wrong_answer", result=result,
-        pct_of_baseline=pct if status == "passed" else None, tflops=(pct or 0) / 2, time_ms=100 / (pct or 1),
-        gpu_name="NVIDIA H200", review=review, finished_at=timezone.now(),
+        user=user,
+        exercise=exercise,
+        source=NAIVE,
+        source_sha256="0" * 64,
+        gpu_kind="h200",
+        arch="sm_90",
+        status=status,
+        verdict="accepted" if status == "passed" else "wrong_answer",
+        result=result,
+        pct_of_baseline=pct if status == "passed" else None,
+        tflops=(pct or 0) / 2,
+        time_ms=100 / (pct or 1),
+        gpu_name="NVIDIA H200",
+        review=review,
+        finished_at=timezone.now(),
     )
     if created_at is not None:  # auto_now_add: set afterwards
         Submission.objects.filter(pk=row.pk).update(created_at=created_at)
@@ -204,7 +273,11 @@ def _editor_text(body: str) -> str:
         ({"source": "  \n\t\n"}, "source", "The source is empty"),
         ({"source": "// " + "x" * (1024 * 1024) + "\n" + NAIVE}, "source", "the limit is"),
         ({"source": NAIVE, "plan": "[[launch]\nkernel = "}, "plan", "The launch plan does not parse"),
-        ({"source": NAIVE.replace('grid = ["cdiv(M, 32)", "cdiv(N, 32)"]', "grid = oops")}, "source", "The launch plan does not parse"),
+        (
+            {"source": NAIVE.replace('grid = ["cdiv(M, 32)", "cdiv(N, 32)"]', "grid = oops")},
+            "source",
+            "The launch plan does not parse",
+        ),
     ],
     ids=["empty", "one-megabyte", "bad-plan-field", "bad-plan-in-file"],
 )
@@ -330,7 +403,9 @@ def test_a_compile_error_shows_the_line_and_its_code(locked_exercise, subscriber
     line = broken.splitlines().index(next(l for l in broken.splitlines() if "acc += Q[" in l)) + 1
     client = client_for(subscriber)
     body = client.get(LOCKED_PROGRESS).content.decode()
-    assert f"Line {line}</a>: <span class=\"diagnostic__kind\">error</span>: identifier &quot;Q&quot; is undefined" in body
+    assert (
+        f'Line {line}</a>: <span class="diagnostic__kind">error</span>: identifier &quot;Q&quot; is undefined' in body
+    )
     assert "Compile error" in body
     detail = client.get(f"/submissions/{submission.public_id}/").content.decode()
     assert f'id="src-L{line}" data-n="{line}"' in detail and "Compiler log" in detail
@@ -343,11 +418,19 @@ def test_the_report_shows_checks_timing_resources_and_gpu(locked_exercise, subsc
     submission = judged(subscriber, locked_exercise, pct=1.25)
     body = client_for(subscriber).get(f"/submissions/{submission.public_id}/").content.decode()
     for expected in (
-        "M=129 N=67 K=33", "1.30e-07", "1.10e-05",  # correctness per shape: rel_err vs tolerance
-        "1.25%", "80.00 ms", "4.00 ms",  # % of cuBLAS, median, IQR (q75 - q25: 5% of 80 ms)
-        "0.62", "1.04%",  # TFLOP/s, % of roofline
-        "sgemm_naive", ">32<",  # resources
-        "NVIDIA H200", "580.65", "14.2",  # GPU and versions
+        "M=129 N=67 K=33",
+        "1.30e-07",
+        "1.10e-05",  # correctness per shape: rel_err vs tolerance
+        "1.25%",
+        "80.00 ms",
+        "4.00 ms",  # % of cuBLAS, median, IQR (q75 - q25: 5% of 80 ms)
+        "0.62",
+        "1.04%",  # TFLOP/s, % of roofline
+        "sgemm_naive",
+        ">32<",  # resources
+        "NVIDIA H200",
+        "580.65",
+        "14.2",  # GPU and versions
     ):
         assert expected in body, expected
 
@@ -397,8 +480,12 @@ def test_the_diff_of_two_own_submissions_is_escaped_and_numbered(locked_exercise
     assert response.status_code == 200
     assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
     line = NAIVE.splitlines().index(next(l for l in NAIVE.splitlines() if "float acc = 0.0f;" in l)) + 1
-    assert re.search(rf'class="diff__removed">\s*<td class="num diff__n">{line}</td>\s*<td class="num diff__n"></td>', body)
-    assert re.search(rf'class="diff__added">\s*<td class="num diff__n"></td>\s*<td class="num diff__n">{line}</td>', body)
+    assert re.search(
+        rf'class="diff__removed">\s*<td class="num diff__n">{line}</td>\s*<td class="num diff__n"></td>', body
+    )
+    assert re.search(
+        rf'class="diff__added">\s*<td class="num diff__n"></td>\s*<td class="num diff__n">{line}</td>', body
+    )
     assert "+1" in body and "−1" in body
 
 
@@ -406,18 +493,50 @@ def test_no_diff_with_someone_elses_submission(locked_exercise, subscriber):
     mine = make_submission(subscriber, locked_exercise)
     other_reader = make_visitor("active")
     theirs = make_submission(other_reader, locked_exercise)
-    assert client_for(subscriber).get(f"/submissions/{mine.public_id}/diff/", {"against": theirs.public_id}).status_code == 404
-    assert client_for(subscriber).get(f"/submissions/{mine.public_id}/diff/", {"against": "not-a-uuid"}).status_code == 404
-    assert client_for(other_reader).get(f"/submissions/{mine.public_id}/diff/", {"against": theirs.public_id}).status_code == 404
+    assert (
+        client_for(subscriber).get(f"/submissions/{mine.public_id}/diff/", {"against": theirs.public_id}).status_code
+        == 404
+    )
+    assert (
+        client_for(subscriber).get(f"/submissions/{mine.public_id}/diff/", {"against": "not-a-uuid"}).status_code == 404
+    )
+    assert (
+        client_for(other_reader).get(f"/submissions/{mine.public_id}/diff/", {"against": theirs.public_id}).status_code
+        == 404
+    )
 
 
 # --- Charts on the page ------------------------------------------------------------------------
 
 
 def test_history_and_ladder_charts_use_the_readers_results_and_the_reference(locked_exercise, subscriber):
-    ReferenceResult.objects.create(problem="sgemm", gpu_kind="h200", step="01_naive.cu", title="01 naive", verdict="accepted", pct_of_baseline=1.0, measured_at=timezone.now())
-    ReferenceResult.objects.create(problem="sgemm", gpu_kind="h200", step="02_coalesced.cu", title="02 coalesced", verdict="accepted", pct_of_baseline=9.4, measured_at=timezone.now())
-    ReferenceResult.objects.create(problem="sgemm", gpu_kind="a100", step="02_coalesced.cu", title="A100 rung", verdict="accepted", pct_of_baseline=50.0, measured_at=timezone.now())
+    ReferenceResult.objects.create(
+        problem="sgemm",
+        gpu_kind="h200",
+        step="01_naive.cu",
+        title="01 naive",
+        verdict="accepted",
+        pct_of_baseline=1.0,
+        measured_at=timezone.now(),
+    )
+    ReferenceResult.objects.create(
+        problem="sgemm",
+        gpu_kind="h200",
+        step="02_coalesced.cu",
+        title="02 coalesced",
+        verdict="accepted",
+        pct_of_baseline=9.4,
+        measured_at=timezone.now(),
+    )
+    ReferenceResult.objects.create(
+        problem="sgemm",
+        gpu_kind="a100",
+        step="02_coalesced.cu",
+        title="A100 rung",
+        verdict="accepted",
+        pct_of_baseline=50.0,
+        measured_at=timezone.now(),
+    )
     finished_row(subscriber, locked_exercise, 1.2, created_at=timezone.now() - timedelta(minutes=5))
     judged(subscriber, locked_exercise, pct=3.5)
     body = client_for(subscriber).get(LOCKED_PROGRESS).content.decode()
@@ -456,7 +575,9 @@ def test_the_leaderboard_ranks_each_readers_best_counting_result(locked_exercise
     assert client.get("/capsules/locked-three/leaderboard/").status_code == 404
 
 
-def test_the_leaderboard_takes_the_same_queries_for_many_readers(locked_exercise, subscriber, django_assert_num_queries):
+def test_the_leaderboard_takes_the_same_queries_for_many_readers(
+    locked_exercise, subscriber, django_assert_num_queries
+):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -478,7 +599,13 @@ def test_the_leaderboard_takes_the_same_queries_for_many_readers(locked_exercise
 
 
 def test_my_progress_shows_the_readers_gemm_ladder(locked_exercise, subscriber):
-    Exercise.objects.create(capsule=Capsule.objects.get(slug="locked-three"), problem="hgemm", title="WMMA", statement="s", starter_source=NAIVE)
+    Exercise.objects.create(
+        capsule=Capsule.objects.get(slug="locked-three"),
+        problem="hgemm",
+        title="WMMA",
+        statement="s",
+        starter_source=NAIVE,
+    )
     finished_row(subscriber, locked_exercise, 1.1)
     finished_row(subscriber, locked_exercise, 2.2)
     finished_row(subscriber, locked_exercise, 50.0, review="pending")
@@ -492,10 +619,24 @@ def test_my_progress_shows_the_readers_gemm_ladder(locked_exercise, subscriber):
 def test_my_progress_sets_the_book_kernel_of_each_step_beside_the_readers_best(locked_exercise, subscriber):
     locked_exercise.reference_step = "08_warptiling.cu"
     locked_exercise.save()
-    ReferenceResult.objects.create(problem="sgemm", gpu_kind="h200", step="08_warptiling.cu", title="Warptiling",
-                                   verdict="accepted", pct_of_baseline=92.8, measured_at=timezone.now())
-    ReferenceResult.objects.create(problem="sgemm", gpu_kind="a100", step="08_warptiling.cu", title="Warptiling",
-                                   verdict="accepted", pct_of_baseline=61.0, measured_at=timezone.now())
+    ReferenceResult.objects.create(
+        problem="sgemm",
+        gpu_kind="h200",
+        step="08_warptiling.cu",
+        title="Warptiling",
+        verdict="accepted",
+        pct_of_baseline=92.8,
+        measured_at=timezone.now(),
+    )
+    ReferenceResult.objects.create(
+        problem="sgemm",
+        gpu_kind="a100",
+        step="08_warptiling.cu",
+        title="Warptiling",
+        verdict="accepted",
+        pct_of_baseline=61.0,
+        measured_at=timezone.now(),
+    )
     finished_row(subscriber, locked_exercise, 40.0)
     body = client_for(subscriber).get("/progress/").content.decode()
     assert "Book's kernel" in body and "92.8%" in body
@@ -509,13 +650,17 @@ def test_my_progress_without_gemm_exercises_has_no_ladder(mini_book, subscriber)
 
 def test_the_staff_page_shows_queues_and_workers_to_staff_only(locked_exercise, subscriber):
     now = timezone.now()
-    GpuWorker.objects.create(hostname="gpu0@node1", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now, jobs_done=7)
-    GpuWorker.objects.create(hostname="gpu1@node1", gpu_kind="h200", started_at=now, last_seen_at=now - timedelta(hours=1))
+    GpuWorker.objects.create(
+        hostname="gpu0@node1", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now, jobs_done=7
+    )
+    GpuWorker.objects.create(
+        hostname="gpu1@node1", gpu_kind="h200", started_at=now, last_seen_at=now - timedelta(hours=1)
+    )
     make_submission(subscriber, locked_exercise)
     staff = make_visitor("staff")
     body = client_for(staff).get("/staff/judge/").content.decode()
     assert "gpu0@node1" in body and "gpu1@node1" in body and "NVIDIA H200" in body
-    assert "<strong class=\"mono\">H200</strong>: 1 online" in body
+    assert '<strong class="mono">H200</strong>: 1 online' in body
     assert "compile" in body and "gpu.h200" in body  # the queues, from the real broker
     assert "Queued: <strong>1</strong>" in body
     assert 'href="/staff/judge/"' in body  # the staff link in the navigation
@@ -525,7 +670,9 @@ def test_the_staff_page_shows_queues_and_workers_to_staff_only(locked_exercise, 
     assert 'href="/staff/judge/"' not in client_for(subscriber).get("/progress/").content.decode()
 
 
-def test_the_progress_page_queries_do_not_grow_with_finished_submissions(locked_exercise, subscriber, django_assert_num_queries):
+def test_the_progress_page_queries_do_not_grow_with_finished_submissions(
+    locked_exercise, subscriber, django_assert_num_queries
+):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

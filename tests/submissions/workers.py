@@ -11,6 +11,7 @@ the end of the module. Tests must commit what the workers should see: use `trans
 `live_server`, not `db`. `celery_workers.start("gpu-b")` adds a worker, `.kill("gpu-a")` SIGKILLs one with
 its children, `.log("gpu-a")` returns what it printed.
 """
+
 from __future__ import annotations
 
 import os
@@ -62,12 +63,31 @@ class CeleryWorkers:
         env = dict(self.env)
         if queues.startswith("gpu."):
             env["GPU_KIND"] = queues.split(",")[0][4:]
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "-c", "1",
-                   "-n", f"{name}@%h", "--prefetch-multiplier", "1", "-l", "INFO",
-                   "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queues,
+            "-c",
+            "1",
+            "-n",
+            f"{name}@%h",
+            "--prefetch-multiplier",
+            "1",
+            "-l",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
         # A session of its own, so that kill() reaches the pool child and the judge's sandboxed child too.
-        self.processes[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"),
-                                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes[name] = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True
+        )
         self.logs[name] = log
         if wait:
             self.wait_ready(name)
@@ -138,10 +158,14 @@ def celery_workers(django_db_setup, django_db_blocker):
     broker = settings.CELERY_BROKER_URL
     assert broker.startswith("redis://"), "the pipeline tests need the real Redis broker"
     purge_broker(broker)
-    env = {**os.environ, **TEST_ENV,
-           "DJANGO_SETTINGS_MODULE": "config.settings.test",
-           "DATABASE_URL": database_url(connections["default"].settings_dict),
-           "REDIS_URL": settings.REDIS_URL, "CELERY_BROKER_URL": broker}
+    env = {
+        **os.environ,
+        **TEST_ENV,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url(connections["default"].settings_dict),
+        "REDIS_URL": settings.REDIS_URL,
+        "CELERY_BROKER_URL": broker,
+    }
     workers = CeleryWorkers(env)
     try:
         workers.start("compile", queues="default,compile", wait=False)

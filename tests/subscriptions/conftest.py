@@ -1,5 +1,6 @@
 """Fixtures for the Stripe tests: fake test keys (tests only), the HTTP-boundary stub, a real
 localstripe server, a real Celery worker, and signed webhook deliveries."""
+
 import contextlib
 import importlib.util
 import json
@@ -63,10 +64,22 @@ def stripe_stub(_stub_server):
 def post_event(client):
     """post_event(payload_dict, secret=..., timestamp=..., signature=...) -> response, signed as Stripe signs."""
 
-    def post(payload: dict, *, secret: str = WEBHOOK_SECRET, timestamp: int | None = None, signature: str | None = None, body: bytes | None = None):
+    def post(
+        payload: dict,
+        *,
+        secret: str = WEBHOOK_SECRET,
+        timestamp: int | None = None,
+        signature: str | None = None,
+        body: bytes | None = None,
+    ):
         body = json.dumps(payload).encode() if body is None else body
         header = signature if signature is not None else sign(body, secret, timestamp)
-        return client.post(reverse("subscriptions:stripe-webhook"), data=body, content_type="application/json", headers={"Stripe-Signature": header})
+        return client.post(
+            reverse("subscriptions:stripe-webhook"),
+            data=body,
+            content_type="application/json",
+            headers={"Stripe-Signature": header},
+        )
 
     return post
 
@@ -94,14 +107,19 @@ def localstripe(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("localstripe")
     log = (workdir / "localstripe.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "localstripe", "--port", str(port), "--from-scratch"], cwd=workdir, stdout=log, stderr=subprocess.STDOUT
+        [sys.executable, "-m", "localstripe", "--port", str(port), "--from-scratch"],
+        cwd=workdir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
     while True:
         if process.poll() is not None:
             log.close()
-            pytest.fail(f"localstripe exited with {process.returncode}: {(workdir / 'localstripe.log').read_text()[-2000:]}")
+            pytest.fail(
+                f"localstripe exited with {process.returncode}: {(workdir / 'localstripe.log').read_text()[-2000:]}"
+            )
         try:
             if requests.get(f"{url}/v1/customers", auth=(SECRET_KEY, ""), timeout=1).status_code == 200:
                 break
@@ -144,12 +162,23 @@ class LocalStripe:
 
     def register_webhook(self, webhook_url: str, events: list[str]) -> None:
         response = requests.post(
-            f"{self.url}/_config/webhooks/kernel-engineering", json={"url": webhook_url, "secret": WEBHOOK_SECRET, "events": events}, timeout=10
+            f"{self.url}/_config/webhooks/kernel-engineering",
+            json={"url": webhook_url, "secret": WEBHOOK_SECRET, "events": events},
+            timeout=10,
         )
         assert response.status_code == 200, response.text
 
     def card(self, number: str) -> str:
-        return self.post("/v1/payment_methods", {"type": "card", "card[number]": number, "card[exp_month]": "12", "card[exp_year]": "2034", "card[cvc]": "123"})["id"]
+        return self.post(
+            "/v1/payment_methods",
+            {
+                "type": "card",
+                "card[number]": number,
+                "card[exp_month]": "12",
+                "card[exp_year]": "2034",
+                "card[cvc]": "123",
+            },
+        )["id"]
 
     def give_card(self, customer_id: str, number: str = "4242424242424242") -> str:
         pm = self.card(number)
@@ -161,7 +190,16 @@ class LocalStripe:
         try:
             return self.get(f"/v1/plans/{plan_id}")
         except AssertionError:
-            return self.post("/v1/plans", {"id": plan_id, "amount": amount, "currency": "eur", "interval": interval, "product[name]": "Kernel Engineering"})
+            return self.post(
+                "/v1/plans",
+                {
+                    "id": plan_id,
+                    "amount": amount,
+                    "currency": "eur",
+                    "interval": interval,
+                    "product[name]": "Kernel Engineering",
+                },
+            )
 
 
 @pytest.fixture
@@ -170,7 +208,11 @@ def stripe_local(localstripe):
     with stripe_settings(localstripe):
         yield LocalStripe(localstripe)
     # localstripe keeps webhooks for its lifetime: stop deliveries to this test's server.
-    requests.post(f"{localstripe}/_config/webhooks/kernel-engineering", json={"url": "http://127.0.0.1:9/", "secret": "none", "events": []}, timeout=5)
+    requests.post(
+        f"{localstripe}/_config/webhooks/kernel-engineering",
+        json={"url": "http://127.0.0.1:9/", "secret": "none", "events": []},
+        timeout=5,
+    )
 
 
 # --- A real Celery worker on the Redis broker --------------------------------------------------
@@ -190,7 +232,9 @@ def eager_celery():
 @pytest.fixture
 def celery_worker():
     celery_app.control.purge()  # messages left by earlier tests (whose rows are gone) are not ours
-    with start_worker(celery_app, pool="solo", perform_ping_check=False, queues=["default"], shutdown_timeout=10) as worker:
+    with start_worker(
+        celery_app, pool="solo", perform_ping_check=False, queues=["default"], shutdown_timeout=10
+    ) as worker:
         yield worker
 
 
@@ -203,4 +247,3 @@ def wait_for(predicate, *, timeout: float = 15, interval: float = 0.1, message: 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
-

@@ -1,4 +1,5 @@
 """Factories for the Stripe mirror. Rows are written as `subscription_sync` would write them."""
+
 from datetime import timedelta
 
 import factory

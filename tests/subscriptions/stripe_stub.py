@@ -6,6 +6,7 @@ for a subscription, or make a call fail.
 It also plays Stripe's hosted pages for the browser journey: GET /pay/<session> completes the
 Checkout (creates the subscription, delivers signed webhooks) and redirects to success_url.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -196,13 +197,23 @@ class StripeStub:
 
     # --- the API -------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, query: dict, form: dict, api_key: str = "") -> tuple[int, dict | str, dict]:
+    def handle(
+        self, method: str, path: str, query: dict, form: dict, api_key: str = ""
+    ) -> tuple[int, dict | str, dict]:
         if path in self.echo_key:
-            return 401, {"error": {"type": "invalid_request_error", "message": f"Invalid API Key provided: {api_key}"}}, {}
+            return (
+                401,
+                {"error": {"type": "invalid_request_error", "message": f"Invalid API Key provided: {api_key}"}},
+                {},
+            )
         failures = self.failures.get(path, 0)
         if failures:
             self.failures[path] = failures - 1
-            return 500, {"error": {"type": "api_error", "message": "Stub: internal error."}}, {"Stripe-Should-Retry": "false"}
+            return (
+                500,
+                {"error": {"type": "api_error", "message": "Stub: internal error."}},
+                {"Stripe-Should-Retry": "false"},
+            )
         if method == "POST" and path == "/v1/customers":
             customer = {"id": new_id("cus"), "object": "customer", "email": form.get("email"), "livemode": False,
                         "metadata": {k[9:-1]: v for k, v in form.items() if k.startswith("metadata[")}}  # fmt: skip
@@ -238,12 +249,16 @@ class StripeStub:
             page = (
                 "<!DOCTYPE html><html lang=en><title>Billing portal (stand-in)</title><h1>Manage your subscription</h1>"
                 f"<form method=post action=/portal/{m[1]}/cancel><button type=submit>Cancel subscription</button></form>"
-                f"<a href=\"{self.sessions[m[1]]['return_url']}\">Return</a>"
+                f'<a href="{self.sessions[m[1]]["return_url"]}">Return</a>'
             )
             return 200, page, {"Content-Type": "text/html; charset=utf-8"}
         if method == "POST" and (m := re.fullmatch(r"/portal/([^/]+)/cancel", path)):
             session = self.sessions[m[1]]
-            sub = next(s for s in self.subscriptions.values() if s["customer"] == session["customer"] and s["status"] != "canceled")
+            sub = next(
+                s
+                for s in self.subscriptions.values()
+                if s["customer"] == session["customer"] and s["status"] != "canceled"
+            )
             self.schedule_cancel(sub["id"], seconds_left=self.portal_cancel_seconds)
             return 303, "", {"Location": session["return_url"]}
         return 404, {"error": {"type": "invalid_request_error", "message": f"Stub: no route {method} {path}"}}, {}

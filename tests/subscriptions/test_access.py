@@ -1,4 +1,5 @@
 """has_full_access: access from stored state only, per state and at the edges of each period."""
+
 from datetime import timedelta
 
 import pytest
@@ -22,7 +23,8 @@ def test_each_visitor_kind_has_the_access_its_state_gives(kind):
 
 
 @pytest.mark.parametrize(
-    "status", ["incomplete", "incomplete_expired", "unpaid", "canceled", "paused"],
+    "status",
+    ["incomplete", "incomplete_expired", "unpaid", "canceled", "paused"],
 )
 def test_statuses_that_never_give_access(status):
     subscription = SubscriptionFactory(status=status)

@@ -1,5 +1,6 @@
 """Admin (read-only mirror with dashboard links; complimentary access granted and revoked),
 the stripe_sync command, and the demo subscriber."""
+
 from datetime import timedelta
 from io import StringIO
 
@@ -27,7 +28,9 @@ def admin_client(client, staff):
 
 def test_the_stripe_mirror_is_read_only_with_links_to_the_dashboard(admin_client, stripe_stub):
     subscription = SubscriptionFactory(stripe_id="sub_admin1", customer__stripe_id="cus_admin1")
-    StripeEvent.objects.create(stripe_id="evt_admin1", type="invoice.paid", stripe_created=timezone.now(), payload={"id": "evt_admin1"})
+    StripeEvent.objects.create(
+        stripe_id="evt_admin1", type="invoice.paid", stripe_created=timezone.now(), payload={"id": "evt_admin1"}
+    )
 
     for model in ("customer", "subscription", "stripeevent"):
         changelist = admin_client.get(f"/admin/subscriptions/{model}/")
@@ -58,14 +61,21 @@ def test_admins_grant_complimentary_access_with_a_reason_and_an_end_date(admin_c
     )  # fmt: skip
     assert response.status_code == 302, response.content
     access = ComplimentaryAccess.objects.get()
-    assert (access.user, access.reason, access.granted_by, access.ends_at) == (reader, "conference speaker", staff, ends)
+    assert (access.user, access.reason, access.granted_by, access.ends_at) == (
+        reader,
+        "conference speaker",
+        staff,
+        ends,
+    )
     assert has_full_access(reader)
     assert not has_full_access(reader, now=ends)
 
 
 def test_admins_revoke_complimentary_access(admin_client, staff):
     access = ComplimentaryAccessFactory()
-    response = admin_client.post("/admin/subscriptions/complimentaryaccess/", {"action": "revoke", "_selected_action": [access.pk]})
+    response = admin_client.post(
+        "/admin/subscriptions/complimentaryaccess/", {"action": "revoke", "_selected_action": [access.pk]}
+    )
     assert response.status_code == 302
     access.refresh_from_db()
     assert access.revoked_at is not None and access.revoked_by == staff

@@ -1,5 +1,6 @@
 """Pricing, Checkout and the Customer Portal, tested at the HTTP boundary: the official client
 talks to a local server that records each request and answers as Stripe does."""
+
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,9 @@ from tests.subscriptions.stripe_stub import price_object
 
 pytestmark = pytest.mark.django_db
 
-NO_STRIPE = override_settings(STRIPE_SECRET_KEY="", STRIPE_WEBHOOK_SECRET="", STRIPE_PRICE_MONTHLY="", STRIPE_PRICE_YEARLY="", STRIPE_API_BASE="")
+NO_STRIPE = override_settings(
+    STRIPE_SECRET_KEY="", STRIPE_WEBHOOK_SECRET="", STRIPE_PRICE_MONTHLY="", STRIPE_PRICE_YEARLY="", STRIPE_API_BASE=""
+)
 
 
 @pytest.fixture
@@ -43,7 +46,13 @@ def test_pricing_without_stripe_keys_explains_what_to_configure(client, staff):
 
         signed_in(client, staff)
         text = client.get("/pricing/").text
-    for name in ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_MONTHLY", "STRIPE_PRICE_YEARLY", "/stripe/webhook/"):
+    for name in (
+        "STRIPE_SECRET_KEY",
+        "STRIPE_WEBHOOK_SECRET",
+        "STRIPE_PRICE_MONTHLY",
+        "STRIPE_PRICE_YEARLY",
+        "/stripe/webhook/",
+    ):
         assert name in text  # ...and staff exactly what to set
     assert "complimentary access" in text
 
@@ -136,7 +145,9 @@ def test_checkout_needs_a_signed_in_reader_and_a_post(client, reader, stripe_stu
 
 def test_a_subscriber_is_sent_to_the_account_page_instead_of_a_second_subscription(client, stripe_stub):
     subscription = SubscriptionFactory()
-    response = signed_in(client, subscription.customer.user).post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    response = signed_in(client, subscription.customer.user).post(
+        reverse("subscriptions:checkout"), {"plan": "monthly"}
+    )
     assert response.status_code == 303 and response["Location"] == reverse("accounts:profile")
     assert not stripe_stub.requests
 
@@ -179,7 +190,10 @@ def test_the_portal_opens_for_the_readers_customer_with_303(client, stripe_stub)
     response = signed_in(client, subscription.customer.user).post(reverse("subscriptions:portal"))
     assert response.status_code == 303
     (call,) = stripe_stub.calls("POST", "/v1/billing_portal/sessions")
-    assert call.form == {"customer": subscription.customer.stripe_id, "return_url": "http://testserver/accounts/profile/"}
+    assert call.form == {
+        "customer": subscription.customer.stripe_id,
+        "return_url": "http://testserver/accounts/profile/",
+    }
     assert response["Location"].startswith(f"{stripe_stub.url}/portal/bps_")
 
 
@@ -242,7 +256,10 @@ def test_the_way_back_to_the_locked_capsule_survives_checkout(client, reader, pr
     assert session_call.form["success_url"].endswith("?session_id={CHECKOUT_SESSION_ID}&next=/capsules/locked-two/")
 
     SubscriptionFactory(customer=Customer.objects.get(user=reader))
-    assert 'href="/capsules/locked-two/">Continue reading' in client.get("/billing/success/?session_id=cs_1&next=/capsules/locked-two/").text
+    assert (
+        'href="/capsules/locked-two/">Continue reading'
+        in client.get("/billing/success/?session_id=cs_1&next=/capsules/locked-two/").text
+    )
 
 
 @pytest.mark.parametrize("evil", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)"])

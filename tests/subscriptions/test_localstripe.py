@@ -1,6 +1,7 @@
 """Against localstripe running as a real server: customers, plans, subscriptions and invoices
 made there, its signed webhooks delivered over HTTP to the live Django server, processed by a
 real Celery worker on the Redis broker, which re-reads the subscription from localstripe."""
+
 import json
 
 import pytest
@@ -41,13 +42,20 @@ def test_subscribe_and_cancel_through_signed_webhooks_over_http(stripe_local, li
     stripe_local.plan("plan_ke_monthly", amount=1200)
 
     created = stripe_local.post(
-        "/v1/subscriptions", {"customer": customer.stripe_id, "items[0][plan]": "plan_ke_monthly", "metadata[user_id]": str(reader.pk)}
+        "/v1/subscriptions",
+        {"customer": customer.stripe_id, "items[0][plan]": "plan_ke_monthly", "metadata[user_id]": str(reader.pk)},
     )
     assert created["status"] == "active"  # localstripe charged the card
 
-    subscription = wait_for(lambda: _subscription(created["id"]), message="the subscription to be stored from its webhook")
+    subscription = wait_for(
+        lambda: _subscription(created["id"]), message="the subscription to be stored from its webhook"
+    )
     assert subscription.status == "active" and subscription.customer == customer
-    assert (subscription.price_id, subscription.interval, subscription.unit_amount) == ("plan_ke_monthly", "month", 1200)
+    assert (subscription.price_id, subscription.interval, subscription.unit_amount) == (
+        "plan_ke_monthly",
+        "month",
+        1200,
+    )
     assert subscription.current_period_end is not None
     assert has_full_access(reader)
     wait_for(
@@ -62,23 +70,41 @@ def test_subscribe_and_cancel_through_signed_webhooks_over_http(stripe_local, li
     assert mailoutbox[0].to == [reader.email] and "has ended" in mailoutbox[0].subject
 
     events = StripeEvent.objects.all()
-    assert {e.type for e in events} >= {"customer.subscription.created", "invoice.payment_succeeded", "customer.subscription.deleted"}
+    assert {e.type for e in events} >= {
+        "customer.subscription.created",
+        "invoice.payment_succeeded",
+        "customer.subscription.deleted",
+    }
     assert all(e.is_processed and e.last_error == "" for e in events)
 
     # A late redelivery and an old snapshot under a new id change nothing: Stripe's state wins.
     stale = next(e for e in events if e.type == "customer.subscription.created")
     for payload in (stale.payload, event_payload("customer.subscription.updated", stale.payload["data"]["object"])):
         body = json.dumps(payload).encode()
-        response = requests.post(f"{live_server.url}/stripe/webhook/", data=body, headers={"Stripe-Signature": sign(body, WEBHOOK_SECRET)}, timeout=10)
+        response = requests.post(
+            f"{live_server.url}/stripe/webhook/",
+            data=body,
+            headers={"Stripe-Signature": sign(body, WEBHOOK_SECRET)},
+            timeout=10,
+        )
         assert response.status_code == 200
-    wait_for(lambda: not StripeEvent.objects.filter(processed_at__isnull=True).exists(), message="the replay to be processed")
+    wait_for(
+        lambda: not StripeEvent.objects.filter(processed_at__isnull=True).exists(), message="the replay to be processed"
+    )
     assert _subscription(created["id"]).status == "canceled"
     assert not has_full_access(reader)
 
 
 def test_a_forged_delivery_to_the_live_server_is_refused(stripe_local, live_server):
-    body = json.dumps(event_payload("customer.subscription.created", {"id": "sub_x", "customer": "cus_x", "status": "active"})).encode()
-    response = requests.post(f"{live_server.url}/stripe/webhook/", data=body, headers={"Stripe-Signature": sign(body, "whsec_guess")}, timeout=10)
+    body = json.dumps(
+        event_payload("customer.subscription.created", {"id": "sub_x", "customer": "cus_x", "status": "active"})
+    ).encode()
+    response = requests.post(
+        f"{live_server.url}/stripe/webhook/",
+        data=body,
+        headers={"Stripe-Signature": sign(body, "whsec_guess")},
+        timeout=10,
+    )
     assert response.status_code == 400
     assert not StripeEvent.objects.exists()
 
@@ -89,7 +115,9 @@ def test_stripe_sync_reads_past_due_and_scheduled_cancellations_from_localstripe
     stripe_local.give_card(customer.stripe_id)
     stripe_local.plan("plan_ke_monthly", amount=1200)
     stripe_local.plan("plan_ke_yearly", amount=12000, interval="year")
-    created = stripe_local.post("/v1/subscriptions", {"customer": customer.stripe_id, "items[0][plan]": "plan_ke_monthly"})
+    created = stripe_local.post(
+        "/v1/subscriptions", {"customer": customer.stripe_id, "items[0][plan]": "plan_ke_monthly"}
+    )
 
     call_command("stripe_sync", "--customer", customer.stripe_id)
     assert _subscription(created["id"]).status == "active"

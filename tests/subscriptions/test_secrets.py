@@ -1,4 +1,5 @@
 """No Stripe secret key or webhook secret in pages, responses, logs, stored errors or the repository."""
+
 import logging
 import re
 import subprocess
@@ -55,7 +56,12 @@ def test_no_secret_reaches_a_page_a_response_a_stored_error_or_a_log(
         ]
     staff_client = Client()
     staff_client.force_login(staff)
-    for url in ("/admin/subscriptions/stripeevent/", "/admin/subscriptions/subscription/", "/admin/subscriptions/customer/", "/pricing/"):
+    for url in (
+        "/admin/subscriptions/stripeevent/",
+        "/admin/subscriptions/subscription/",
+        "/admin/subscriptions/customer/",
+        "/pricing/",
+    ):
         responses.append(staff_client.get(url))
     for event in StripeEvent.objects.all():
         responses.append(staff_client.get(f"/admin/subscriptions/stripeevent/{event.pk}/change/"))
@@ -75,7 +81,9 @@ def test_no_secret_reaches_a_page_a_response_a_stored_error_or_a_log(
 
 def test_the_repository_holds_no_real_stripe_secret():
     try:
-        listing = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True)
+        listing = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
     real_key = re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{60,}|\bwhsec_[0-9A-Za-z]{32,}")
@@ -87,11 +95,15 @@ def test_the_repository_holds_no_real_stripe_secret():
                 text = path.read_text()
             except UnicodeDecodeError:
                 continue
-            if real_key.search(text) or any(secret in text for secret in SECRETS if name != "tests/subscriptions/conftest.py"):
+            if real_key.search(text) or any(
+                secret in text for secret in SECRETS if name != "tests/subscriptions/conftest.py"
+            ):
                 offenders.append(name)
     assert offenders == []
     env_example = (ROOT / ".env.example").read_text()
-    assert re.search(r"^STRIPE_SECRET_KEY=$", env_example, re.M) and re.search(r"^STRIPE_WEBHOOK_SECRET=$", env_example, re.M)
+    assert re.search(r"^STRIPE_SECRET_KEY=$", env_example, re.M) and re.search(
+        r"^STRIPE_WEBHOOK_SECRET=$", env_example, re.M
+    )
 
 
 def test_the_secret_settings_come_from_the_environment_only():
@@ -103,5 +115,9 @@ def test_the_secret_settings_come_from_the_environment_only():
 
 
 def test_stored_events_keep_the_payload_not_the_signature(stripe_stub, post_event):
-    post_event(event_payload("customer.created", {"id": "cus_1", "object": "customer", "created": int(timezone.now().timestamp())}))
+    post_event(
+        event_payload(
+            "customer.created", {"id": "cus_1", "object": "customer", "created": int(timezone.now().timestamp())}
+        )
+    )
     assert "v1=" not in str(StripeEvent.objects.get().payload)

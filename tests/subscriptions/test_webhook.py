@@ -1,5 +1,6 @@
 """The webhook at /stripe/webhook/, fed payloads signed exactly as Stripe signs them; the
 subscription it concerns is re-read from the Stripe stand-in at the HTTP boundary."""
+
 import json
 import time
 from datetime import timedelta
@@ -39,10 +40,14 @@ def _nothing_changed(stripe_stub):
     return not StripeEvent.objects.exists() and not Subscription.objects.exists() and not stripe_stub.requests
 
 
-def test_a_forged_signature_is_rejected_and_changes_nothing(stripe_stub, customer, post_event, django_capture_on_commit_callbacks):
+def test_a_forged_signature_is_rejected_and_changes_nothing(
+    stripe_stub, customer, post_event, django_capture_on_commit_callbacks
+):
     stripe_stub.subscriptions["sub_one"] = _snapshot()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = post_event(event_payload("customer.subscription.created", _snapshot()), secret="whsec_not_the_real_one")
+        response = post_event(
+            event_payload("customer.subscription.created", _snapshot()), secret="whsec_not_the_real_one"
+        )
     assert response.status_code == 400
     assert not callbacks and _nothing_changed(stripe_stub)
 
@@ -89,7 +94,12 @@ def test_only_post_and_no_csrf_token_needed(stripe_stub, customer, make_event):
     client = Client(enforce_csrf_checks=True)
     assert client.get("/stripe/webhook/").status_code == 405
     body = json.dumps(make_event("customer.created", {"id": "cus_reader1", "object": "customer"})).encode()
-    response = client.post("/stripe/webhook/", data=body, content_type="application/json", headers={"Stripe-Signature": sign(body, WEBHOOK_SECRET)})
+    response = client.post(
+        "/stripe/webhook/",
+        data=body,
+        content_type="application/json",
+        headers={"Stripe-Signature": sign(body, WEBHOOK_SECRET)},
+    )
     assert response.status_code == 200
 
 
@@ -103,10 +113,14 @@ def test_without_a_webhook_secret_nothing_is_accepted(stripe_stub, post_event):
 # --- Once, fast, then processed ----------------------------------------------------------------
 
 
-def test_the_same_event_twenty_times_changes_state_once(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks, mailoutbox):
+def test_the_same_event_twenty_times_changes_state_once(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks, mailoutbox
+):
     stripe_stub.subscriptions["sub_one"] = _snapshot(cancel_at_period_end=True)
     event = event_payload("customer.subscription.updated", _snapshot(cancel_at_period_end=True))
-    Subscription.objects.create(customer=customer, stripe_id="sub_one", status="active")  # as stored before the cancellation
+    Subscription.objects.create(
+        customer=customer, stripe_id="sub_one", status="active"
+    )  # as stored before the cancellation
 
     with django_capture_on_commit_callbacks(execute=True):
         responses = [post_event(event) for _ in range(20)]
@@ -117,7 +131,9 @@ def test_the_same_event_twenty_times_changes_state_once(stripe_stub, customer, p
     assert StripeEvent.objects.get().is_processed
     assert len(stripe_stub.calls("GET", "/v1/subscriptions/sub_one")) == 1  # processed once
     assert Subscription.objects.get().cancel_at_period_end
-    assert [m.subject for m in mailoutbox] == [f"[Kernel Engineering] Your subscription will end on {timezone.now() + timedelta(days=30):%-d %B %Y}"]
+    assert [m.subject for m in mailoutbox] == [
+        f"[Kernel Engineering] Your subscription will end on {timezone.now() + timedelta(days=30):%-d %B %Y}"
+    ]
 
 
 def test_the_webhook_answers_before_processing(stripe_stub, customer, post_event, django_capture_on_commit_callbacks):
@@ -135,13 +151,20 @@ def test_the_webhook_answers_before_processing(stripe_stub, customer, post_event
     assert has_full_access(customer.user)
 
 
-def test_deleted_arriving_before_created_ends_canceled(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_deleted_arriving_before_created_ends_canceled(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     created_at = int(time.time()) - 60
     stripe_stub.subscriptions["sub_one"] = _snapshot(status="canceled")  # what Stripe holds now
     with django_capture_on_commit_callbacks(execute=True):
-        assert post_event(event_payload("customer.subscription.deleted", _snapshot(status="canceled"))).status_code == 200
+        assert (
+            post_event(event_payload("customer.subscription.deleted", _snapshot(status="canceled"))).status_code == 200
+        )
         # The older event, delivered late, still carries the "active" snapshot.
-        assert post_event(event_payload("customer.subscription.created", _snapshot(), created=created_at)).status_code == 200
+        assert (
+            post_event(event_payload("customer.subscription.created", _snapshot(), created=created_at)).status_code
+            == 200
+        )
 
     subscription = Subscription.objects.get()
     assert subscription.status == "canceled" and subscription.ended_at is not None
@@ -149,10 +172,15 @@ def test_deleted_arriving_before_created_ends_canceled(stripe_stub, customer, po
     assert StripeEvent.objects.filter(processed_at__isnull=False).count() == 2
 
 
-def test_events_in_any_order_converge_on_what_stripe_holds(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_events_in_any_order_converge_on_what_stripe_holds(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     stripe_stub.subscriptions["sub_one"] = _snapshot(status="past_due")
     events = [
-        event_payload("invoice.payment_failed", {"id": "in_2", "object": "invoice", "parent": {"subscription_details": {"subscription": "sub_one"}}}),
+        event_payload(
+            "invoice.payment_failed",
+            {"id": "in_2", "object": "invoice", "parent": {"subscription_details": {"subscription": "sub_one"}}},
+        ),
         event_payload("customer.subscription.created", _snapshot(status="incomplete")),
         event_payload("invoice.paid", {"id": "in_1", "object": "invoice", "subscription": "sub_one"}),
         event_payload("customer.subscription.updated", _snapshot(status="active")),
@@ -169,7 +197,9 @@ def test_events_in_any_order_converge_on_what_stripe_holds(stripe_stub, customer
     assert (subscription.status, subscription.past_due_since) == ("active", None)
 
 
-def test_a_crash_in_processing_leaves_the_event_to_retry_and_the_retry_succeeds(stripe_stub, customer, post_event, django_capture_on_commit_callbacks):
+def test_a_crash_in_processing_leaves_the_event_to_retry_and_the_retry_succeeds(
+    stripe_stub, customer, post_event, django_capture_on_commit_callbacks
+):
     stripe_stub.subscriptions["sub_one"] = _snapshot()
     stripe_stub.failures[SUB.format("sub_one")] = 1  # Stripe answers 500 once
     with django_capture_on_commit_callbacks():
@@ -192,7 +222,9 @@ def test_a_crash_in_processing_leaves_the_event_to_retry_and_the_retry_succeeds(
     assert Subscription.objects.get().status == "active"
 
 
-def test_the_task_retries_through_celery_until_stripe_answers(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_the_task_retries_through_celery_until_stripe_answers(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     stripe_stub.subscriptions["sub_one"] = _snapshot()
     stripe_stub.failures[SUB.format("sub_one")] = 2
     with django_capture_on_commit_callbacks(execute=True):
@@ -202,7 +234,9 @@ def test_the_task_retries_through_celery_until_stripe_answers(stripe_stub, custo
     assert has_full_access(customer.user)
 
 
-def test_the_periodic_sweep_leaves_fresh_and_processed_events_alone(stripe_stub, customer, post_event, django_capture_on_commit_callbacks):
+def test_the_periodic_sweep_leaves_fresh_and_processed_events_alone(
+    stripe_stub, customer, post_event, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks():
         post_event(event_payload("customer.subscription.created", _snapshot()))
     with django_capture_on_commit_callbacks() as callbacks:
@@ -213,7 +247,9 @@ def test_the_periodic_sweep_leaves_fresh_and_processed_events_alone(stripe_stub,
 # --- What each event type does -------------------------------------------------------------------
 
 
-def test_checkout_completed_links_the_customer_to_the_reader_and_stores_the_subscription(stripe_stub, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_checkout_completed_links_the_customer_to_the_reader_and_stores_the_subscription(
+    stripe_stub, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     reader = UserFactory()
     stripe_stub.subscriptions["sub_new"] = subscription_object("sub_new", customer="cus_new")
     session = {"id": "cs_test_1", "object": "checkout.session", "mode": "subscription", "customer": "cus_new",
@@ -248,7 +284,9 @@ def test_a_payment_failure_starts_the_grace_period_when_it_happened_and_emails_o
     assert "/accounts/profile/#billing" in mailoutbox[0].body
 
 
-def test_the_grace_period_is_not_restarted_by_later_events(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_the_grace_period_is_not_restarted_by_later_events(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     stripe_stub.subscriptions["sub_one"] = _snapshot(status="past_due")
     first = timezone.now() - timedelta(days=5)
     Subscription.objects.create(customer=customer, stripe_id="sub_one", status="past_due", past_due_since=first)
@@ -258,26 +296,39 @@ def test_the_grace_period_is_not_restarted_by_later_events(stripe_stub, customer
     assert Subscription.objects.get().past_due_since == first
 
 
-def test_cancellation_emails_follow_changes_of_state(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks, mailoutbox):
+def test_cancellation_emails_follow_changes_of_state(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks, mailoutbox
+):
     Subscription.objects.create(customer=customer, stripe_id="sub_one", status="active")
     stripe_stub.subscriptions["sub_one"] = _snapshot(status="canceled")
     with django_capture_on_commit_callbacks(execute=True):
         post_event(event_payload("customer.subscription.deleted", _snapshot(status="canceled")))
-        post_event(event_payload("customer.subscription.updated", _snapshot(status="canceled")))  # another event, same state
+        post_event(
+            event_payload("customer.subscription.updated", _snapshot(status="canceled"))
+        )  # another event, same state
     assert [m.subject for m in mailoutbox] == ["[Kernel Engineering] Your subscription has ended"]
     assert "/pricing/" in mailoutbox[0].body
 
 
-def test_other_event_types_are_stored_and_need_no_processing(stripe_stub, customer, post_event, django_capture_on_commit_callbacks):
+def test_other_event_types_are_stored_and_need_no_processing(
+    stripe_stub, customer, post_event, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as callbacks:
         assert post_event(event_payload("customer.created", {"id": "cus_x", "object": "customer"})).status_code == 200
-        assert post_event(event_payload("invoice.paid", {"id": "in_oneoff", "object": "invoice", "subscription": None})).status_code == 200
+        assert (
+            post_event(
+                event_payload("invoice.paid", {"id": "in_oneoff", "object": "invoice", "subscription": None})
+            ).status_code
+            == 200
+        )
     assert not stripe_stub.requests
     event = StripeEvent.objects.get(type="customer.created")
     assert event.is_processed and len(callbacks) == 1  # only the invoice.paid needs a task (and it does nothing)
 
 
-def test_subscriptions_of_customers_who_are_no_readers_are_ignored(stripe_stub, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_subscriptions_of_customers_who_are_no_readers_are_ignored(
+    stripe_stub, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     stripe_stub.subscriptions["sub_else"] = subscription_object("sub_else", customer="cus_other_product")
     with django_capture_on_commit_callbacks(execute=True):
         post_event(event_payload("customer.subscription.created", stripe_stub.subscriptions["sub_else"]))
@@ -285,7 +336,9 @@ def test_subscriptions_of_customers_who_are_no_readers_are_ignored(stripe_stub, 
     assert not Subscription.objects.exists()
 
 
-def test_a_subscription_stripe_no_longer_knows_gives_nothing(stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks):
+def test_a_subscription_stripe_no_longer_knows_gives_nothing(
+    stripe_stub, customer, post_event, eager_celery, django_capture_on_commit_callbacks
+):
     Subscription.objects.create(customer=customer, stripe_id="sub_one", status="active")
     with django_capture_on_commit_callbacks(execute=True):
         post_event(event_payload("customer.subscription.deleted", _snapshot(status="canceled")))  # and GET answers 404
@@ -293,7 +346,9 @@ def test_a_subscription_stripe_no_longer_knows_gives_nothing(stripe_stub, custom
     assert not has_full_access(customer.user)
 
 
-def test_beat_runs_the_sweep_which_requeues_old_unprocessed_events(stripe_stub, customer, django_capture_on_commit_callbacks):
+def test_beat_runs_the_sweep_which_requeues_old_unprocessed_events(
+    stripe_stub, customer, django_capture_on_commit_callbacks
+):
     from apps.subscriptions.tasks import retry_unprocessed_stripe_events
     from config.celery import app
 
@@ -301,9 +356,17 @@ def test_beat_runs_the_sweep_which_requeues_old_unprocessed_events(stripe_stub, 
     assert "apps.subscriptions.tasks.retry_unprocessed_stripe_events" in schedule
     assert retry_unprocessed_stripe_events.name in app.tasks
 
-    old = StripeEvent.objects.create(stripe_id="evt_old", type="invoice.paid", stripe_created=timezone.now(), payload={})
+    old = StripeEvent.objects.create(
+        stripe_id="evt_old", type="invoice.paid", stripe_created=timezone.now(), payload={}
+    )
     StripeEvent.objects.filter(pk=old.pk).update(received_at=timezone.now() - timedelta(minutes=10))
-    StripeEvent.objects.create(stripe_id="evt_done", type="invoice.paid", stripe_created=timezone.now(), payload={}, processed_at=timezone.now())
+    StripeEvent.objects.create(
+        stripe_id="evt_done",
+        type="invoice.paid",
+        stripe_created=timezone.now(),
+        payload={},
+        processed_at=timezone.now(),
+    )
     with django_capture_on_commit_callbacks() as callbacks:
         assert retry_unprocessed_stripe_events() == 1
     assert len(callbacks) == 1

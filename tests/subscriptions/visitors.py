@@ -5,6 +5,7 @@
 
 Kinds giving full access (staff aside, which the reading policy handles): FULL_ACCESS_KINDS.
 """
+
 from datetime import timedelta
 
 from django.conf import settings
@@ -50,7 +51,9 @@ def make_visitor(kind: str, **user_fields):
     elif kind == "past_due_grace":
         SubscriptionFactory(customer__user=user, status=status.PAST_DUE, past_due_since=now - grace + timedelta(days=1))
     elif kind == "past_due_expired":
-        SubscriptionFactory(customer__user=user, status=status.PAST_DUE, past_due_since=now - grace - timedelta(hours=1))
+        SubscriptionFactory(
+            customer__user=user, status=status.PAST_DUE, past_due_since=now - grace - timedelta(hours=1)
+        )
     elif kind == "canceled":
         SubscriptionFactory(
             customer__user=user,
@@ -60,7 +63,9 @@ def make_visitor(kind: str, **user_fields):
             ended_at=now - timedelta(days=10),
         )
     elif kind == "canceled_at_period_end":
-        SubscriptionFactory(customer__user=user, status=status.ACTIVE, cancel_at_period_end=True, canceled_at=now - timedelta(days=1))
+        SubscriptionFactory(
+            customer__user=user, status=status.ACTIVE, cancel_at_period_end=True, canceled_at=now - timedelta(days=1)
+        )
     elif kind == "complimentary":
         ComplimentaryAccessFactory(user=user, reason="review copy", ends_at=now + timedelta(days=30))
     return user

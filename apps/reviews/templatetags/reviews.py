@@ -1,4 +1,5 @@
 """Presentation of reviews: the name and initials shown, relative dates, star rows."""
+
 from datetime import datetime
 
 from django import template

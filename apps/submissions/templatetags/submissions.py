@@ -1,4 +1,5 @@
 """Formatting for the submission pages: numbered lines, compiler diagnostics, figures, status badges."""
+
 import re
 
 from django import template
@@ -9,7 +10,9 @@ from apps.submissions.models import Submission
 register = template.Library()
 
 # NVRTC writes `submission.cu(12): error: ...` (ptxas lines have no file position).
-_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s()]+)\((?P<line>\d+)\): (?P<kind>error|warning|remark)(?: #\S+)?: (?P<message>.*)$")
+_DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^\s()]+)\((?P<line>\d+)\): (?P<kind>error|warning|remark)(?: #\S+)?: (?P<message>.*)$"
+)
 
 _BADGE = {
     Submission.Status.PASSED: "badge--success",
@@ -35,12 +38,14 @@ def diagnostics(log, source="") -> list[dict]:
         if not match:
             continue
         number = int(match["line"])
-        found.append({
-            "line": number,
-            "kind": match["kind"],
-            "message": match["message"],
-            "code": source_lines[number - 1] if 0 < number <= len(source_lines) else "",
-        })
+        found.append(
+            {
+                "line": number,
+                "kind": match["kind"],
+                "message": match["message"],
+                "code": source_lines[number - 1] if 0 < number <= len(source_lines) else "",
+            }
+        )
     return found
 
 

@@ -17,13 +17,19 @@ class Command(BaseCommand):
             report = book_import(folder=folder)
         except ImportFileError as error:
             raise CommandError(f"{error}\nNothing was changed.") from error
-        for label, items in (("created", report.created), ("updated", report.updated), ("unpublished", report.unpublished)):
+        for label, items in (
+            ("created", report.created),
+            ("updated", report.updated),
+            ("unpublished", report.unpublished),
+        ):
             for item in items:
                 self.stdout.write(f"  {label:<11} {item}")
         for change in report.exercises:  # e.g. "created 32 sgemm"
             self.stdout.write(f"  exercise    {change}")
-        self.stdout.write(self.style.SUCCESS(
-            f"Book {report.book}: {len(report.created)} created, {len(report.updated)} updated, "
-            f"{len(report.unpublished)} unpublished, {len(report.unchanged)} unchanged; "
-            f"{len(report.exercises)} exercise change(s)."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Book {report.book}: {len(report.created)} created, {len(report.updated)} updated, "
+                f"{len(report.unpublished)} unpublished, {len(report.unchanged)} unchanged; "
+                f"{len(report.exercises)} exercise change(s)."
+            )
+        )

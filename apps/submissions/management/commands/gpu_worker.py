@@ -6,6 +6,7 @@
 One job per GPU: one worker process (-c 1) that reserves nothing ahead (--prefetch-multiplier 1); the
 process keeps a warm judge whose sandboxed child holds the CUDA context. Run one per GPU of the machine.
 """
+
 import os
 import shutil
 
@@ -14,8 +15,22 @@ from django.core.management.base import BaseCommand, CommandError
 
 
 def worker_command(gpu: str, kind: str, loglevel: str = "INFO") -> list[str]:
-    return ["celery", "-A", "config", "worker", "-Q", f"gpu.{kind}", "-c", "1", "-n", f"gpu{gpu}@%h",
-            "--prefetch-multiplier", "1", "-l", loglevel]
+    return [
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "-Q",
+        f"gpu.{kind}",
+        "-c",
+        "1",
+        "-n",
+        f"gpu{gpu}@%h",
+        "--prefetch-multiplier",
+        "1",
+        "-l",
+        loglevel,
+    ]
 
 
 class Command(BaseCommand):
@@ -23,7 +38,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--gpu", default="0", help="the GPU's index on this machine (CUDA_VISIBLE_DEVICES)")
-        parser.add_argument("--kind", default=settings.DEFAULT_GPU_KIND, help="its kind, e.g. h200 (must be in GPU_KINDS)")
+        parser.add_argument(
+            "--kind", default=settings.DEFAULT_GPU_KIND, help="its kind, e.g. h200 (must be in GPU_KINDS)"
+        )
         parser.add_argument("--loglevel", default="INFO")
         parser.add_argument("--print", action="store_true", help="print the command instead of running it")
 

@@ -6,13 +6,13 @@ load the measured figures (the demo ships the H200's: apps/submissions/fixtures/
     python manage.py reference_ladder --export FILE [--gpu-kind h200] --no-measure
     python manage.py reference_ladder --load FILE
 """
+
 import json
 import time
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-
 from django.utils import timezone
 
 from apps.submissions import services
@@ -27,7 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("steps", nargs="*", help="only these rungs, e.g. 01_naive.cu (default: all)")
         parser.add_argument("--gpu-kind", default=settings.DEFAULT_GPU_KIND)
         parser.add_argument("--enqueue", action="store_true", help="send the job to the gpu.<kind> queue instead")
-        parser.add_argument("--wait", type=float, default=0, help="with --enqueue: wait up to this many seconds for the results")
+        parser.add_argument(
+            "--wait", type=float, default=0, help="with --enqueue: wait up to this many seconds for the results"
+        )
         parser.add_argument("--no-measure", action="store_true", help="only --export or --load")
         parser.add_argument("--export", type=Path, help="write the stored results of --gpu-kind to this JSON file")
         parser.add_argument("--load", type=Path, help="load results from a JSON file written by --export")
@@ -72,5 +74,7 @@ class Command(BaseCommand):
         self.stdout.write("| step | verdict | median ms | TFLOP/s | % of baseline | GPU |")
         self.stdout.write("| --- | --- | --- | --- | --- | --- |")
         for r in ReferenceResult.objects.filter(gpu_kind=gpu_kind).order_by("step"):
-            self.stdout.write(f"| {r.step} | {r.verdict} | {r.time_ms or 0:.3f} | {r.tflops or 0:.2f} | "
-                              f"{r.pct_of_baseline or 0:.1f} | {r.gpu_name} |")
+            self.stdout.write(
+                f"| {r.step} | {r.verdict} | {r.time_ms or 0:.3f} | {r.tflops or 0:.2f} | "
+                f"{r.pct_of_baseline or 0:.1f} | {r.gpu_name} |"
+            )

@@ -9,6 +9,7 @@ Items are .cu files, `@starter` (the exercise's starter file) or `@hang` (a kern
 must come back TIMED_OUT after the exercise's GPU time limit, and the next one must still pass).
 `--time-limit S` sets the exercise's GPU time limit first (so a hang is cut short).
 """
+
 import time
 from pathlib import Path
 
@@ -91,10 +92,15 @@ class Command(BaseCommand):
             time.sleep(0.5)
 
     def _table(self, submissions) -> None:
-        self.stdout.write("| item | status | verdict | attempts | worker | GPU | median ms | TFLOP/s | % of cuBLAS | message |")
+        self.stdout.write(
+            "| item | status | verdict | attempts | worker | GPU | median ms | TFLOP/s | % of cuBLAS | message |"
+        )
         self.stdout.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for name, s in submissions:
             figures = [f"{v:.3f}" if v is not None else "-" for v in (s.time_ms,)] + [
-                f"{v:.1f}" if v is not None else "-" for v in (s.tflops, s.pct_of_baseline)]
-            self.stdout.write(f"| {name} | {s.status} | {s.verdict} | {s.attempts} | {s.worker or '-'} | {s.gpu_name or '-'} | "
-                              f"{' | '.join(figures)} | {s.message[:160]} |")
+                f"{v:.1f}" if v is not None else "-" for v in (s.tflops, s.pct_of_baseline)
+            ]
+            self.stdout.write(
+                f"| {name} | {s.status} | {s.verdict} | {s.attempts} | {s.worker or '-'} | {s.gpu_name or '-'} | "
+                f"{' | '.join(figures)} | {s.message[:160]} |"
+            )

@@ -26,6 +26,10 @@ class Command(BaseCommand):
             self.stdout.write(f"{stripe_id}  skipped: its customer is no reader of this site")
         for stripe_id, error in report.failed:
             self.stderr.write(f"{stripe_id}  failed: {error}")
-        self.stdout.write(self.style.SUCCESS(f"{len(report.synced)} subscription(s) synced from Stripe, {len(report.skipped)} skipped."))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{len(report.synced)} subscription(s) synced from Stripe, {len(report.skipped)} skipped."
+            )
+        )
         if report.failed:
             raise CommandError(f"{len(report.failed)} subscription(s) could not be synced.")
