@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
@@ -17,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from apps.catalog.models import Book, Capsule
+from apps.catalog.models import Book
 from apps.reviews import selectors
 from apps.reviews.models import STARS, BookRating, Review, ReviewReport
 
@@ -284,88 +283,3 @@ def review_report(*, review: Review, reporter, reason: str, note: str = "") -> R
             return ReviewReport.objects.create(review=review, reporter=reporter, reason=reason, note=note)
     except IntegrityError:
         raise ReportRefused("You have already reported this review; a moderator will look at it.") from None
-
-
-# --- demo data --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DemoReview:
-    email: str
-    rating: int
-    age: timedelta
-    text: str
-
-
-# The five reviews of the original landing page (../shared/seed/catalog.json: "sample_reviews").
-# The page showed no per-review stars; all five recommend the book, Aarav Mehta with a reservation
-# ("a few sections moved fast for me"), so he gives four.
-DEMO_REVIEWS = (
-    DemoReview(
-        "aarav.mehta@example.com",
-        4,
-        timedelta(days=8),
-        "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend.",
-    ),
-    DemoReview(
-        "daniel.okafor@example.com",
-        5,
-        timedelta(days=62),
-        "This is the resource I wish I had when I started. Clear mental models, zero fluff.",
-    ),
-    DemoReview(
-        "liam.chen@example.com",
-        5,
-        timedelta(days=95),
-        "Concise capsules I can finish over coffee, yet each one taught me something I actually use.",
-    ),
-    DemoReview(
-        "marcus.bell@example.com",
-        5,
-        timedelta(days=155),
-        "Rare mix of depth and readability. The worked examples are the clearest I have seen on this subject.",
-    ),
-    DemoReview(
-        "jonas.bergstrom@example.com",
-        5,
-        timedelta(days=185),
-        "Loved the from-first-principles approach. It rebuilt my intuition rather than just handing me formulas.",
-    ),
-)
-
-
-def reviews_demo_ensure(*, book: Book | None = None) -> list[Review]:
-    """The demo readers (real accounts), each with a free capsule opened and their review, dated
-    as the original page showed them. Idempotent; refused outside development and tests."""
-    from apps.accounts.services import demo_readers_ensure
-    from apps.reading.services import progress_record
-
-    if not getattr(settings, "DEMO_DATA_ALLOWED", False):
-        raise ImproperlyConfigured("Demo reviews may only be created where DEMO_DATA_ALLOWED is set (development).")
-    book = book or Book.objects.order_by("id").first()
-    if book is None:
-        return []
-    capsule = Capsule.objects.published().filter(book=book, access=Capsule.Access.FREE).order_by("number").first()
-    if capsule is None:
-        raise ImproperlyConfigured(f"{book} has no free capsule for the demo readers to open.")
-    readers = {user.email: user for user in demo_readers_ensure()}
-    now = timezone.now()
-    reviews = []
-    with transaction.atomic():
-        aggregate = _aggregate_lock(book)
-        for demo in DEMO_REVIEWS:
-            user = readers[demo.email]
-            progress_record(user=user, capsule=capsule, position=1.0)
-            review, _ = Review.objects.update_or_create(
-                book=book,
-                user=user,
-                defaults={
-                    "rating": demo.rating,
-                    "title": "",
-                    "text": demo.text,
-                    "created_at": now - demo.age,
-                    "edited_at": None,
-                    "status": Review.Status.VISIBLE,
-                },
-            )
-            reviews.append(review)
-        _aggregate_recount(aggregate)
-    return reviews

@@ -471,7 +471,6 @@ def submission_review_set(*, submission: Submission, valid: bool, note: str = ""
 
 # --- The reference ladder ---------------------------------------------------------------------------
 
-REFERENCE_FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _figures_of(result: dict) -> dict:
@@ -566,8 +565,3 @@ def reference_results_load(*, path) -> int:
             measured_at=parse_datetime(row["measured_at"]),
         )
     return len(data["results"])
-
-
-def reference_results_load_demo() -> int:
-    """The ladders measured for the demo (apps/submissions/fixtures/reference_ladder_<kind>.json)."""
-    return sum(reference_results_load(path=path) for path in sorted(REFERENCE_FIXTURES.glob("reference_ladder_*.json")))

@@ -498,12 +498,3 @@ def complimentary_access_revoke(*, access: ComplimentaryAccess, revoked_by=None)
         access.revoked_by = revoked_by
         access.save(update_fields=["revoked_at", "revoked_by"])
     return access
-
-
-def demo_subscriber_ensure(*, email: str = "subscriber@example.com") -> ComplimentaryAccess | None:
-    """Gives the demo subscriber full access (complimentary, reason "demo"), once."""
-    user = get_user_model().objects.filter(email=email).first()
-    if user is None:
-        return None
-    current = ComplimentaryAccess.objects.current().filter(user=user, reason="demo").first()
-    return current or complimentary_access_grant(user=user, reason="demo")

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "apps.subscriptions",
     "apps.reviews",
     "apps.submissions",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [

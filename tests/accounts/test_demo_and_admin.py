@@ -4,7 +4,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from apps.accounts.models import User
-from apps.accounts.services import DEMO_PASSWORD, DEMO_READERS, demo_accounts_ensure
+from apps.demo.data import DEMO_PASSWORD, DEMO_READERS, demo_accounts_ensure
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import pytest
 from allauth.account.models import EmailAddress
 from django.core.management import call_command
 
-from apps.accounts.services import DEMO_READERS
+from apps.demo.data import DEMO_READERS
 from apps.reading.models import ReadingProgress
 from apps.reviews import selectors
 from apps.reviews.models import BookRating, Review

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.demo import data as demo
 from apps.reviews import selectors, services
 from apps.reviews.models import BookRating, Review, ReviewReport
 from tests.reviews.conftest import TEXT, make_reader, recount, stored
@@ -316,14 +317,14 @@ def test_demo_reviews_are_refused_where_demo_data_is_not_allowed(book, settings)
 
     settings.DEMO_DATA_ALLOWED = False
     with pytest.raises(ImproperlyConfigured):
-        services.reviews_demo_ensure(book=book)
+        demo.reviews_demo_ensure(book=book)
     assert not Review.objects.exists()
 
 
 def test_relative_time_of_demo_reviews_matches_the_original_page(book):
     from apps.reviews.templatetags.reviews import relative_date
 
-    reviews = services.reviews_demo_ensure(book=book)
+    reviews = demo.reviews_demo_ensure(book=book)
     now = timezone.now() + timedelta(minutes=1)
     assert [relative_date(r.created_at, now) for r in reviews] == [
         "last week",

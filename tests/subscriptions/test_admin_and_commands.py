@@ -9,10 +9,9 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from apps.accounts.services import demo_accounts_ensure
+from apps.demo.data import demo_accounts_ensure, demo_subscriber_ensure
 from apps.subscriptions.models import ComplimentaryAccess, StripeEvent, Subscription
 from apps.subscriptions.selectors import has_full_access
-from apps.subscriptions.services import demo_subscriber_ensure
 from tests.factories import UserFactory
 from tests.subscriptions.factories import ComplimentaryAccessFactory, CustomerFactory, SubscriptionFactory
 from tests.subscriptions.stripe_stub import event_payload, subscription_object

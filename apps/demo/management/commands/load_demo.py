@@ -2,10 +2,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.accounts.services import DEMO_PASSWORD, demo_accounts_ensure
-from apps.reviews.services import reviews_demo_ensure
-from apps.submissions.services import reference_results_load_demo
-from apps.subscriptions.services import demo_subscriber_ensure
+from apps.demo.data import (
+    DEMO_PASSWORD,
+    demo_accounts_ensure,
+    demo_subscriber_ensure,
+    reference_results_load_demo,
+    reviews_demo_ensure,
+)
 
 
 class Command(BaseCommand):
@@ -19,6 +22,6 @@ class Command(BaseCommand):
         demo_subscriber_ensure()  # full access for subscriber@example.com (complimentary, reason "demo")
         reference_results_load_demo()  # the reference ladder as measured on an H200, for the progress pages
         reviews_demo_ensure()  # the original page's five reviews, by demo readers who opened a capsule
-        self.stdout.write("Demo accounts (password: %s):" % DEMO_PASSWORD)
+        self.stdout.write(f"Demo accounts (password: {DEMO_PASSWORD}):")
         for account in accounts:
             self.stdout.write(f"  {account.email:<26} {account.role}")
