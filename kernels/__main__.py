@@ -84,26 +84,29 @@ def _format_judge(result: JudgeResult, compiled: CompileResult) -> str:
     ]
     for k in result.kernels:
         lines.append(
-            f"  kernel {k.name}: {k.registers} regs, {k.static_shared_bytes} B static smem, {k.local_bytes} B local, max {k.max_threads_per_block} threads/block"
+            f"  kernel {k.name}: {k.registers} regs, {k.static_shared_bytes} B static smem, {k.local_bytes} B local, "
+            f"max {k.max_threads_per_block} threads/block"
         )
     for c in result.checks:
         lines.append(f"  check {c.message}")
     for b in result.benchmarks:
         sizes = "x".join(str(v) for v in b.sizes.values())
         lines.append(
-            f"  bench {sizes}: median {b.candidate.median_ms:.4f} ms (IQR {b.candidate.iqr_ms:.4f}, n={b.candidate.samples}), "
-            f"{b.tflops:.2f} TFLOP/s, {b.gbps:.0f} GB/s"
+            f"  bench {sizes}: median {b.candidate.median_ms:.4f} ms "
+            f"(IQR {b.candidate.iqr_ms:.4f}, n={b.candidate.samples}), {b.tflops:.2f} TFLOP/s, {b.gbps:.0f} GB/s"
         )
         lines.append(
-            f"        baseline {b.baseline.median_ms:.4f} ms ({b.baseline_tflops:.2f} TFLOP/s): {b.pct_of_baseline:.1f}% of baseline, "
-            f"{b.pct_of_roofline:.1f}% of roofline ({b.roofline_tflops:.2f} TFLOP/s), max rel_err {b.max_rel_err:.1e}"
+            f"        baseline {b.baseline.median_ms:.4f} ms ({b.baseline_tflops:.2f} TFLOP/s): "
+            f"{b.pct_of_baseline:.1f}% of baseline, {b.pct_of_roofline:.1f}% of roofline "
+            f"({b.roofline_tflops:.2f} TFLOP/s), max rel_err {b.max_rel_err:.1e}"
         )
         lines += [f"        FLAG: {f}" for f in b.flags]
     if result.telemetry:
         t = result.telemetry
         lines.append(
-            f"  GPU {t.gpu_name} (cc {t.compute_capability}), SM clock {t.sm_clock_mhz}/{t.max_sm_clock_mhz} MHz, {t.temperature_c} C, "
-            f"driver {t.driver_version}, CUDA {t.cuda_runtime_version}, CuPy {t.cupy_version}, NVRTC {t.nvrtc_version}"
+            f"  GPU {t.gpu_name} (cc {t.compute_capability}), SM clock {t.sm_clock_mhz}/{t.max_sm_clock_mhz} MHz, "
+            f"{t.temperature_c} C, driver {t.driver_version}, CUDA {t.cuda_runtime_version}, "
+            f"CuPy {t.cupy_version}, NVRTC {t.nvrtc_version}"
         )
     if result.ceilings:
         c = result.ceilings

@@ -113,7 +113,7 @@ def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[s
     result.kernels = [
         resources.get(result.lowered_names[n], KernelResources(n, result.lowered_names[n])) for n in names
     ]
-    for kernel, name in zip(result.kernels, names):
+    for kernel, name in zip(result.kernels, names, strict=True):
         kernel.name = name
     result.message = f"compiled for {result.arch} in {result.compile_time_ms:.0f} ms"
     return result

@@ -18,11 +18,10 @@ import ast
 import re
 import tomllib
 from dataclasses import dataclass
-from typing import Union
 
 from kernels.results import ResolvedLaunch
 
-Expr = Union[int, str]
+Expr = int | str
 
 MAX_LAUNCHES = 8
 MAX_EXPR_CHARS = 200
@@ -178,10 +177,10 @@ def resolve(launch: Launch, sizes: dict[str, int], arch: str = "sm_90") -> Resol
     block = tuple(evaluate(e, sizes) for e in launch.block) + (1,) * (3 - len(launch.block))
     shared = evaluate(launch.shared_bytes, sizes)
     at = f"{launch.kernel} at {_fmt_sizes(sizes)}"
-    for axis, (g, limit) in enumerate(zip(grid, MAX_GRID_DIMS)):
+    for axis, (g, limit) in enumerate(zip(grid, MAX_GRID_DIMS, strict=True)):
         if not 1 <= g <= limit:
             raise PlanError(f"{at}: grid[{axis}] = {g} is outside 1..{limit}")
-    for axis, (b, limit) in enumerate(zip(block, MAX_BLOCK_DIMS)):
+    for axis, (b, limit) in enumerate(zip(block, MAX_BLOCK_DIMS, strict=True)):
         if not 1 <= b <= limit:
             raise PlanError(f"{at}: block[{axis}] = {b} is outside 1..{limit}")
     threads = block[0] * block[1] * block[2]

@@ -2,14 +2,15 @@
 
 A `Worker` is a spawned process (fresh interpreter: no CUDA state inherited) that runs named functions
 ("package.module:function") on request and can stay alive between jobs; `spawn` starts a successor whose
-setup (importing CuPy, the cuBLAS handle, ceilings) runs while the caller works. The parent waits with a wall-clock timeout;
-when it expires the child is killed (SIGKILL) and replaced on the next call. Whatever the child prints,
+setup (importing CuPy, the cuBLAS handle, ceilings) runs while the caller works. The parent waits with a wall-clock
+timeout; when it expires the child is killed (SIGKILL) and replaced on the next call. Whatever the child prints,
 including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a private log file
 capped by RLIMIT_FSIZE, so a printf flood can neither fill the disk nor the parent's memory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import os
@@ -232,8 +233,9 @@ def _redirect_output(log_path: str, limit_bytes: int) -> None:
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     os.close(log_fd)
-    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")
-    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")
+    # The child's streams for the rest of its life: nothing to close them at the end of a block.
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
 
 
 def _rewind_output() -> None:
@@ -244,7 +246,5 @@ def _rewind_output() -> None:
 
 def _flush_quietly() -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError):  # EFBIG once the output cap is reached
             stream.flush()
-        except OSError:  # EFBIG once the output cap is reached
-            pass

@@ -76,7 +76,7 @@ def logical_lines(source: str) -> list[tuple[int, str]]:
         continued = line.endswith("\\")
     joined = "\n".join(physical).replace("\\\n", "")
     logical = strip_comments(joined).split("\n")
-    return list(zip(first_line_of, logical))
+    return list(zip(first_line_of, logical, strict=True))
 
 
 _RAW_STRING = re.compile(r'R"([^()\\\s]{0,16})\(')

@@ -18,7 +18,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Optional
 
 from kernels import plan as plan_mod
 

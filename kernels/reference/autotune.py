@@ -63,7 +63,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds per candidate (interleaved with cuBLAS)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N candidates (debugging)")
     args = ap.parse_args()
-    source = open(FILE).read()
+    with open(FILE) as f:
+        source = f.read()
     cands = candidates()[: args.limit or None]
     with cf.ThreadPoolExecutor(max_workers=os.cpu_count()) as ex:  # each compile runs in its own sandboxed process
         compiled = list(ex.map(lambda c: compiler.compile_submission(with_plan(source, c), "sgemm"), cands))
@@ -74,7 +75,7 @@ def main():
     # M = N = K = 1, where alpha*A*B + beta*C can cancel and one element's rounding exceeds the tolerance.)
     options = JudgeOptions(seed=None, time_budget_s=0.2, min_rounds=args.rounds, max_rounds=args.rounds)
     with GpuJudge(warm=True) as judge:
-        for c, comp in zip(cands, compiled):
+        for c, comp in zip(cands, compiled, strict=True):
             if not comp.ok:
                 rows.append((c, None, f"{comp.verdict.value}: {comp.message[:80]}"))
                 continue
@@ -107,7 +108,8 @@ def main():
         f"{b.pct_of_baseline:.1f}% of cuBLAS ({b.baseline.median_ms:.3f} ms) on {gpu}"
     )
     if args.write:
-        src = with_plan(open(FILE).read(), c)
+        with open(FILE) as f:
+            src = with_plan(f.read(), c)
         bm, bn, bk, tm, tn = c
         line = (
             f"// AUTOTUNE-RESULT: BM={bm} BN={bn} BK={bk} TM={tm} TN={tn} ({(bm // tm) * (bn // tn)} threads): "
@@ -115,7 +117,8 @@ def main():
             f"on {gpu}, {datetime.date.today().isoformat()} ({len(ok)} of {len(cands)} candidates passed)"
         )
         src = re.sub(r"// AUTOTUNE-RESULT:.*", line, src)
-        open(FILE, "w").write(src)
+        with open(FILE, "w") as f:
+            f.write(src)
         print("wrote", FILE)
     return 0
 
