@@ -1,6 +1,7 @@
 """Celery tasks of the judge pipeline. Each takes ids and calls one service (DESIGN.md, convention 7).
 
-Queues: `compile` (CPU workers: NVRTC, no GPU taken) and `gpu.<kind>` (one worker process per GPU). Both
+Queues: `compile` (CPU workers: NVRTC, no GPU taken; routed by CELERY_TASK_ROUTES) and `gpu.<kind>` (one
+worker process per GPU; named by whoever enqueues, since it depends on the job's GPU kind). Both
 tasks are acknowledged late and given back when their worker dies (also global settings, repeated here
 because losing a GPU job silently is the one thing this pipeline must not do); the services make a second
 delivery harmless.

@@ -227,6 +227,15 @@ GPU_KINDS = env_list("GPU_KINDS", ["h200"])
 CELERY_QUEUE_NAMES = ["default", "compile", *[f"gpu.{kind}" for kind in GPU_KINDS]]
 CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in CELERY_QUEUE_NAMES]
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Each task's queue, so that call sites only say `.delay(...)`. The GPU tasks (`submissions.judge`,
+# `submissions.reference_ladder`) are absent on purpose: their queue `gpu.<kind>` is the job's GPU kind,
+# named where they are enqueued (an explicit queue there wins over these routes).
+CELERY_TASK_ROUTES = {
+    "submissions.compile": {"queue": "compile"},
+    "submissions.sweep": {"queue": "default"},
+    "reading.*": {"queue": "default"},
+    "apps.*": {"queue": "default"},
+}
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

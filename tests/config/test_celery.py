@@ -24,6 +24,24 @@ def test_queues_and_delivery_guarantees_are_configured():
     assert "apps.accounts.tasks.clear_expired_sessions" in {e["task"] for e in app.conf.beat_schedule.values()}
 
 
+def test_the_settings_route_each_task_to_its_queue_and_gpu_tasks_keep_the_queue_they_are_given():
+    app.loader.import_default_modules()
+    route = app.amqp.router.route
+    project_tasks = {name for name in app.tasks if not name.startswith("celery.")}
+    gpu_tasks = {"submissions.judge", "submissions.reference_ladder"}
+
+    assert {
+        "submissions.compile",
+        "reading.build_epub",
+        "apps.subscriptions.tasks.process_stripe_event",
+    } < project_tasks
+    assert route({}, "submissions.compile")["queue"].name == "compile"
+    assert {route({}, name)["queue"].name for name in project_tasks - gpu_tasks - {"submissions.compile"}} == {
+        "default"
+    }
+    assert {route({"queue": "gpu.h200"}, name)["queue"].name for name in gpu_tasks} == {"gpu.h200"}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_the_periodic_session_sweep_through_redis():
     assert settings.CELERY_BROKER_URL.startswith("redis://")
@@ -33,7 +51,7 @@ def test_a_real_worker_runs_the_periodic_session_sweep_through_redis():
     Session.objects.filter(session_key=expired.session_key).update(expire_date=timezone.now() - timedelta(days=1))
 
     with start_worker(app, pool="solo", perform_ping_check=False, queues=["default"], shutdown_timeout=10):
-        sent = clear_expired_sessions.apply_async(queue="default")
+        sent = clear_expired_sessions.delay()  # routed to `default` by the settings
         # Results are not stored (the database is the record), so wait on the effect.
         for _ in range(100):
             if not Session.objects.filter(session_key=expired.session_key).exists():

@@ -42,6 +42,7 @@ class Command(BaseCommand):
             from apps.submissions.tasks import reference_ladder_task
 
             sent_at = timezone.now()
+            # The queue is the GPU kind asked for here, so it is named here rather than in CELERY_TASK_ROUTES.
             reference_ladder_task.apply_async(args=[gpu_kind, steps or None], queue=f"gpu.{gpu_kind}")
             self.stdout.write(f"sent to gpu.{gpu_kind}: a worker of that kind measures the ladder and stores it")
             expected = len(steps) if steps else len(LADDER)

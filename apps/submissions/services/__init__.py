@@ -1,0 +1,55 @@
+"""Writes for exercises and submissions (DESIGN.md, convention 4); every status change happens here
+(convention 5). One module per topic; callers import the names from this package:
+
+- `lifecycle`: the statuses and which may follow which, and queueing a submission's next stage;
+- `exercises`: exercises imported with the book and edited in admin;
+- `submitting`: a reader's kernel checked, counted against the quota, stored and queued;
+- `pipeline`: the compile stage (CPU) and the GPU stage (claim, judge, record once);
+- `sweeper`: stuck submissions queued again or failed;
+- `staff`: re-runs and reviews of flagged results;
+- `reference`: the reference ladder measured, exported and loaded.
+
+A submission's life: QUEUED -> COMPILING -> COMPILED -> RUNNING -> PASSED | FAILED | ERROR | TIMED_OUT.
+"""
+
+from apps.submissions.services.exercises import exercise_save, exercises_import
+from apps.submissions.services.lifecycle import IN_PROGRESS, TRANSITIONS, TransitionRefused, web_status
+from apps.submissions.services.pipeline import (
+    submission_compile,
+    submission_gpu_record,
+    submission_gpu_start,
+    submission_judge,
+)
+from apps.submissions.services.reference import (
+    reference_ladder_measure,
+    reference_result_store,
+    reference_results_export,
+    reference_results_load,
+)
+from apps.submissions.services.staff import submission_rerun, submission_review_set
+from apps.submissions.services.submitting import SubmissionRefused, plan_into_source, submission_create
+from apps.submissions.services.sweeper import SweepReport, submission_sweep
+
+__all__ = [
+    "IN_PROGRESS",
+    "TRANSITIONS",
+    "SubmissionRefused",
+    "SweepReport",
+    "TransitionRefused",
+    "exercise_save",
+    "exercises_import",
+    "plan_into_source",
+    "reference_ladder_measure",
+    "reference_result_store",
+    "reference_results_export",
+    "reference_results_load",
+    "submission_compile",
+    "submission_create",
+    "submission_gpu_record",
+    "submission_gpu_start",
+    "submission_judge",
+    "submission_review_set",
+    "submission_rerun",
+    "submission_sweep",
+    "web_status",
+]

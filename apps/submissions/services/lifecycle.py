@@ -1,0 +1,73 @@
+"""A submission's life cycle: which status may follow which, and the helpers every stage uses to move a
+submission on (under a row lock), finish it, and queue its next stage once the transaction commits."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.submissions.models import Submission
+
+Status = Submission.Status
+
+IN_PROGRESS = (Status.QUEUED, Status.COMPILING, Status.COMPILED, Status.RUNNING)
+# Which status may follow which. Same-status moves are redeliveries (a compile or a GPU attempt run again);
+# back-moves are the sweeper's re-queues; QUEUED from a finished status is an admin's re-run.
+TRANSITIONS = {
+    Status.QUEUED: {Status.COMPILING, Status.ERROR},
+    Status.COMPILING: {Status.COMPILING, Status.COMPILED, Status.FAILED, Status.TIMED_OUT, Status.ERROR, Status.QUEUED},
+    Status.COMPILED: {Status.RUNNING, Status.ERROR},
+    Status.RUNNING: {Status.RUNNING, Status.PASSED, Status.FAILED, Status.TIMED_OUT, Status.ERROR, Status.COMPILED},
+    **{finished: {Status.QUEUED} for finished in Submission.FINISHED},
+}
+
+
+class TransitionRefused(Exception):
+    """A status change that the life cycle does not allow (e.g. re-running a submission still in progress)."""
+
+
+def web_status(verdict: str) -> str:
+    """kernels.results.Verdict -> Submission.Status (kernels/README.md, "Web statuses")."""
+    return {"accepted": Status.PASSED, "timed_out": Status.TIMED_OUT, "internal_error": Status.ERROR}.get(
+        verdict, Status.FAILED
+    )
+
+
+def _move(submission: Submission, status: str) -> None:
+    if status not in TRANSITIONS[submission.status]:
+        raise TransitionRefused(f"a submission cannot go from {submission.status} to {status}")
+    submission.status = status
+
+
+def _finish(submission: Submission, status: str, verdict: str, message: str) -> None:
+    _move(submission, status)
+    submission.verdict, submission.message = verdict, message
+    submission.finished_at, submission.deadline_at = timezone.now(), None
+
+
+def _locked(submission_id: int) -> Submission | None:
+    return (
+        Submission.objects.select_for_update(of=("self",)).select_related("exercise").filter(pk=submission_id).first()
+    )
+
+
+def _seconds(n: int):
+    return timezone.now() + timedelta(seconds=n)
+
+
+def _enqueue_compile(submission: Submission) -> None:
+    from apps.submissions.tasks import submission_compile_task
+
+    # The queue (`compile`) comes from CELERY_TASK_ROUTES.
+    transaction.on_commit(lambda: submission_compile_task.delay(submission.pk))
+
+
+def _enqueue_judge(submission: Submission) -> None:
+    from apps.submissions.tasks import submission_judge_task
+
+    # Named here, not in CELERY_TASK_ROUTES: the queue depends on this submission's GPU kind, which a
+    # router would have to read back from the database for every message.
+    queue = f"gpu.{submission.gpu_kind}"
+    transaction.on_commit(lambda: submission_judge_task.apply_async(args=[submission.pk], queue=queue))

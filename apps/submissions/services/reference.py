@@ -1,0 +1,110 @@
+"""The reference ladder (kernels/reference): each rung judged on a GPU kind and stored as a ReferenceResult,
+exported to JSON and loaded back (the demo ships the H200's)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.submissions.services.pipeline import _headline
+
+logger = logging.getLogger(__name__)
+
+
+def _figures_of(result: dict) -> dict:
+    headline = _headline(result)
+    return {
+        "verdict": result.get("verdict", ""),
+        "pct_of_baseline": headline["pct_of_baseline"] if headline else None,
+        "tflops": headline["tflops"] if headline else None,
+        "time_ms": headline["candidate"]["median_ms"] if headline else None,
+        "gpu_name": ((result.get("telemetry") or {}).get("gpu_name") or "")[:100],
+    }
+
+
+def reference_result_store(*, problem: str, gpu_kind: str, step: str, title: str, result: dict, measured_at=None):
+    """One rung's JudgeResult (as JSON) for one GPU kind; measuring again replaces it."""
+    from apps.submissions.models import ReferenceResult
+
+    values = {
+        "title": title[:200],
+        "result": result,
+        "measured_at": measured_at or timezone.now(),
+        **_figures_of(result),
+    }
+    stored, _ = ReferenceResult.objects.update_or_create(problem=problem, gpu_kind=gpu_kind, step=step, defaults=values)
+    return stored
+
+
+def reference_ladder_measure(*, gpu_kind: str, judge, steps: list[str] | None = None, log=logger.info) -> list:
+    """Judge every rung of kernels/reference (or those named) with `judge` on this GPU and store them.
+    Runs where a GPU is: the `submissions.reference_ladder` task on a GPU worker, or `manage.py reference_ladder`."""
+    from kernels import JudgeOptions, compile_submission
+    from kernels.results import JudgeResult
+    from kernels.tools.ladder import LADDER, arch_of, problem_of
+
+    stored = []
+    for path in LADDER:
+        if steps and path.name not in steps and path.stem not in steps:
+            continue
+        source = path.read_text()
+        title = source.splitlines()[0].lstrip("/ ").strip()
+        problem = problem_of(path)
+        compiled = compile_submission(source, problem, arch=arch_of(path))
+        if compiled.ok:
+            result = judge.judge(compiled, JudgeOptions(timeout_s=300.0))
+        else:
+            result = JudgeResult(
+                verdict=compiled.verdict, message=compiled.message, problem=problem, error=compiled.log
+            )
+        stored.append(
+            reference_result_store(
+                problem=problem, gpu_kind=gpu_kind, step=path.name, title=title, result=result.to_dict()
+            )
+        )
+        log(
+            f"{path.name}: {result.verdict.value} {stored[-1].pct_of_baseline or 0:.1f}% of baseline, "
+            f"{stored[-1].tflops or 0:.2f} TFLOP/s"
+        )
+    return stored
+
+
+def reference_results_export(*, gpu_kind: str) -> dict:
+    from apps.submissions.models import ReferenceResult
+
+    rows = ReferenceResult.objects.filter(gpu_kind=gpu_kind).order_by("step")
+    return {
+        "gpu_kind": gpu_kind,
+        "results": [
+            {
+                "problem": r.problem,
+                "step": r.step,
+                "title": r.title,
+                "measured_at": r.measured_at.isoformat(),
+                "result": r.result,
+            }
+            for r in rows
+        ],
+    }
+
+
+@transaction.atomic
+def reference_results_load(*, path) -> int:
+    """Load a ladder measured elsewhere (reference_results_export's JSON); returns how many rungs."""
+    from django.utils.dateparse import parse_datetime
+
+    data = json.loads(Path(path).read_text())
+    for row in data["results"]:
+        reference_result_store(
+            problem=row["problem"],
+            gpu_kind=data["gpu_kind"],
+            step=row["step"],
+            title=row["title"],
+            result=row["result"],
+            measured_at=parse_datetime(row["measured_at"]),
+        )
+    return len(data["results"])
