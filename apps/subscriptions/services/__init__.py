@@ -1,0 +1,62 @@
+"""Writes: keyword-only `<noun>_<verb>` services, atomic where they write (DESIGN.md, convention 4).
+One module per topic; callers import the names from this package:
+
+- `checkout`: Checkout and Customer Portal sessions, and the reader's Stripe customer;
+- `events`: webhook events verified, stored once and applied (a table of handlers by event type);
+- `sync`: the subscription mirror, re-read from the Stripe API;
+- `emails`: emails that follow changes of a subscription's stored state;
+- `complimentary`: complimentary access granted and revoked by staff.
+
+The rule that keeps access right whatever Stripe's asynchronous world does: a webhook event is
+only a hint. It is stored once, and processing it re-reads the subscription from the Stripe API
+and stores that current state (`subscription_sync`), so events that arrive twice, late or out
+of order all converge on what Stripe holds now.
+"""
+
+from apps.subscriptions.services.checkout import (
+    checkout_session_create,
+    customer_ensure,
+    plan_price_id,
+    portal_session_create,
+)
+from apps.subscriptions.services.complimentary import complimentary_access_grant, complimentary_access_revoke
+from apps.subscriptions.services.emails import EmailKind, subscription_email_send
+from apps.subscriptions.services.events import (
+    EVENT_HANDLERS,
+    HANDLED_EVENT_TYPES,
+    event_process,
+    event_record,
+    event_verify,
+    events_retry_unprocessed,
+)
+from apps.subscriptions.services.sync import (
+    SyncReport,
+    customer_link,
+    customer_sync,
+    subscription_store,
+    subscription_sync,
+    subscriptions_sync_all,
+)
+
+__all__ = [
+    "EVENT_HANDLERS",
+    "HANDLED_EVENT_TYPES",
+    "EmailKind",
+    "SyncReport",
+    "checkout_session_create",
+    "complimentary_access_grant",
+    "complimentary_access_revoke",
+    "customer_ensure",
+    "customer_link",
+    "customer_sync",
+    "event_process",
+    "event_record",
+    "event_verify",
+    "events_retry_unprocessed",
+    "plan_price_id",
+    "portal_session_create",
+    "subscription_email_send",
+    "subscription_store",
+    "subscription_sync",
+    "subscriptions_sync_all",
+]

@@ -1,0 +1,31 @@
+"""Complimentary access: granted and revoked by staff in admin, with a reason; no Stripe involved."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from apps.subscriptions.models import ComplimentaryAccess
+
+
+def complimentary_access_grant(
+    *, user, reason: str, ends_at: datetime | None = None, granted_by=None, starts_at: datetime | None = None
+) -> ComplimentaryAccess:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValueError("Complimentary access needs a reason.")
+    starts_at = starts_at or timezone.now()
+    if ends_at is not None and ends_at <= starts_at:
+        raise ValueError("The end date must come after the start.")
+    return ComplimentaryAccess.objects.create(
+        user=user, reason=reason, starts_at=starts_at, ends_at=ends_at, granted_by=granted_by
+    )
+
+
+def complimentary_access_revoke(*, access: ComplimentaryAccess, revoked_by=None) -> ComplimentaryAccess:
+    if access.revoked_at is None:
+        access.revoked_at = timezone.now()
+        access.revoked_by = revoked_by
+        access.save(update_fields=["revoked_at", "revoked_by"])
+    return access

@@ -1,0 +1,173 @@
+"""Stripe webhook events: verified, stored once, then applied by a Celery task. Applying an event only
+re-reads what it concerns from Stripe (`subscription_sync`), so events that arrive twice, late or out of
+order all converge on what Stripe holds now."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+
+import stripe
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from apps.subscriptions import stripe_api
+from apps.subscriptions.errors import WebhookRejected
+from apps.subscriptions.models import StripeEvent, Subscription
+from apps.subscriptions.services.emails import EmailKind, _enqueue_email
+from apps.subscriptions.services.sync import customer_link, subscription_sync
+
+logger = logging.getLogger(__name__)
+
+_ERROR_MAX_CHARS = 2000
+
+
+def event_verify(*, payload: bytes, signature: str | None) -> dict:
+    """The event in `payload` if its Stripe-Signature is valid for STRIPE_WEBHOOK_SECRET and
+    recent (Stripe's 5-minute tolerance); WebhookRejected otherwise."""
+    secret = settings.STRIPE_WEBHOOK_SECRET
+    if not secret:
+        raise WebhookRejected("STRIPE_WEBHOOK_SECRET is not set.")
+    if not signature:
+        raise WebhookRejected("No Stripe-Signature header.")
+    try:
+        event = stripe.Webhook.construct_event(payload, signature, secret)
+    except stripe.SignatureVerificationError as exc:
+        raise WebhookRejected("Bad signature or stale timestamp.") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WebhookRejected("Malformed payload.") from exc
+    data = stripe_api.as_dict(event)
+    if (
+        not isinstance(data.get("id"), str)
+        or not isinstance(data.get("type"), str)
+        or not isinstance(data.get("data"), dict)
+    ):
+        raise WebhookRejected("Not an event.")
+    return data
+
+
+def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
+    """Stores a verified event once; a redelivery is a no-op (False). A new event of a handled
+    type is processed by a Celery task enqueued once this transaction commits."""
+    obj = (event.get("data") or {}).get("object") or {}
+    handled = event["type"] in HANDLED_EVENT_TYPES
+    try:
+        with transaction.atomic():
+            stored = StripeEvent.objects.create(
+                stripe_id=event["id"],
+                type=event["type"],
+                livemode=bool(event.get("livemode")),
+                api_version=event.get("api_version") or "",
+                stripe_created=stripe_api.timestamp(event.get("created")) or timezone.now(),
+                object_id=str(obj.get("id") or "")[:255],
+                payload=event,
+                processed_at=None if handled else timezone.now(),  # nothing to do for the others
+            )
+    except IntegrityError:
+        return StripeEvent.objects.get(stripe_id=event["id"]), False
+    if handled:
+        _enqueue_event_processing(stored.pk)
+    return stored, True
+
+
+def _enqueue_event_processing(event_pk: int) -> None:
+    from apps.subscriptions.tasks import process_stripe_event
+
+    transaction.on_commit(lambda: process_stripe_event.delay(event_pk))
+
+
+def event_process(*, event_id: int) -> StripeEvent | None:
+    """Applies a stored event (once): re-reads the subscription it concerns from Stripe and
+    stores its current state. On failure the event stays unprocessed with the error, and the
+    exception propagates so that the task retries; the periodic sweep retries it later too."""
+    try:
+        with transaction.atomic():
+            event = StripeEvent.objects.select_for_update().filter(pk=event_id).first()
+            if event is None or event.processed_at is not None:
+                return event
+            _event_apply(event)
+            event.processed_at = timezone.now()
+            event.attempts = F("attempts") + 1
+            event.last_error = ""
+            event.save(update_fields=["processed_at", "attempts", "last_error"])
+    except Exception as exc:
+        message = stripe_api.redact(f"{type(exc).__name__}: {exc}")[:_ERROR_MAX_CHARS]
+        StripeEvent.objects.filter(pk=event_id, processed_at__isnull=True).update(
+            attempts=F("attempts") + 1, last_error=message
+        )
+        logger.warning("Stripe event %s failed: %s", event_id, message)
+        raise
+    event.refresh_from_db()
+    return event
+
+
+def events_retry_unprocessed(*, older_than: timedelta = timedelta(minutes=2), limit: int = 500) -> int:
+    """Enqueues processing for events still unprocessed `older_than` after they arrived (their
+    own task gave up, or a worker died); returns how many."""
+    cutoff = timezone.now() - older_than
+    ids = list(
+        StripeEvent.objects.filter(processed_at__isnull=True, received_at__lte=cutoff)
+        .order_by("received_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for pk in ids:
+        _enqueue_event_processing(pk)
+    return len(ids)
+
+
+# --- Applying an event: one handler per type ------------------------------------------------
+
+
+def _on_checkout_completed(event: StripeEvent, obj: dict) -> None:
+    if obj.get("mode") != "subscription":
+        return
+    customer_id = stripe_api.object_id(obj.get("customer"))
+    user_id = obj.get("client_reference_id") or (obj.get("metadata") or {}).get("user_id")
+    if customer_id and user_id:
+        customer_link(stripe_customer_id=customer_id, user_id=user_id)
+    subscription_id = stripe_api.object_id(obj.get("subscription"))
+    if subscription_id:
+        subscription_sync(stripe_subscription_id=subscription_id)
+
+
+def _on_subscription_changed(event: StripeEvent, obj: dict) -> None:
+    # The time of an event that shows the subscription past_due is when it became so.
+    became_past_due = event.stripe_created if obj.get("status") == Subscription.Status.PAST_DUE else None
+    subscription_sync(stripe_subscription_id=obj["id"], past_due_observed_at=became_past_due)
+
+
+def _on_invoice_paid(event: StripeEvent, obj: dict) -> None:
+    subscription_id = stripe_api.invoice_subscription_id(obj)
+    if subscription_id:  # none on a one-off invoice: nothing to do with access
+        subscription_sync(stripe_subscription_id=subscription_id)
+
+
+def _on_invoice_payment_failed(event: StripeEvent, obj: dict) -> None:
+    subscription_id = stripe_api.invoice_subscription_id(obj)
+    if not subscription_id:
+        return  # a one-off invoice: nothing to do with access
+    subscription = subscription_sync(stripe_subscription_id=subscription_id, past_due_observed_at=event.stripe_created)
+    if subscription is not None and subscription.status in (Subscription.Status.PAST_DUE, Subscription.Status.UNPAID):
+        _enqueue_email(subscription.pk, EmailKind.PAYMENT_FAILED)
+
+
+EVENT_HANDLERS: dict[str, Callable[[StripeEvent, dict], None]] = {
+    "checkout.session.completed": _on_checkout_completed,
+    "customer.subscription.created": _on_subscription_changed,
+    "customer.subscription.updated": _on_subscription_changed,
+    "customer.subscription.deleted": _on_subscription_changed,
+    "invoice.paid": _on_invoice_paid,
+    "invoice.payment_succeeded": _on_invoice_paid,  # what older API versions (and localstripe) send for invoice.paid
+    "invoice.payment_failed": _on_invoice_payment_failed,
+}
+# Events of other types are stored (marked processed at once) and otherwise ignored.
+HANDLED_EVENT_TYPES = frozenset(EVENT_HANDLERS)
+
+
+def _event_apply(event: StripeEvent) -> None:
+    handler = EVENT_HANDLERS.get(event.type)
+    if handler is not None:
+        handler(event, (event.payload.get("data") or {}).get("object") or {})
