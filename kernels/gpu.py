@@ -104,13 +104,13 @@ def context() -> GpuContext:
 def warm_up() -> None:
     """The GPU worker's setup hook: everything a first job would otherwise pay for, including CuPy's
     run-time compilation of the elementwise kernels that input generation and checking use."""
-    from kernels import problems, runner
+    from kernels import checks, problems
 
     ctx = context()
     ctx.ceilings(tensor_fp16=True)
     for name in problems.available():
         problem = problems.load(name)
-        runner.rehearse(problem, ctx)
+        checks.rehearse(problem, ctx)
 
 
 @functools.cache

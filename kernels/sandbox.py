@@ -25,7 +25,7 @@ from enum import Enum
 from typing import Any
 
 # What the child may print per job before writes start failing (the excess is dropped, not stored). A
-# safety net only: the GPU job stops a printf flood at 64 KB (runner.PRINTED_OUTPUT_LIMIT_BYTES).
+# safety net only: the GPU job stops a printf flood at 64 KB (checks.PRINTED_OUTPUT_LIMIT_BYTES).
 OUTPUT_LIMIT_BYTES = 16 << 20
 # How much of it comes back to the parent.
 OUTPUT_RETURNED_BYTES = 16 * 1024

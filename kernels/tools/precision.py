@@ -14,8 +14,8 @@ from cupy.cuda import runtime
 from cupy_backends.cuda.libs import cublas
 
 from kernels import gpu, problems
+from kernels.checks import compare, expected_of
 from kernels.problems import gemm_common
-from kernels.runner import compare, expected_of
 
 CUBLAS_TF32_TENSOR_OP_MATH = 3  # cublas_api.h; not exported by every CuPy build
 SHAPES = [(127, 255, 129), (1000, 1000, 1000), (4096, 4096, 4096)]

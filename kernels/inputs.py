@@ -1,0 +1,135 @@
+"""Input sets for the GPU job: guarded buffers, fresh seeded inputs, kernel arguments, and the input checks.
+
+Nothing the judge keeps in device memory while a submitted kernel runs can be trusted afterwards: the
+kernel runs in this process's CUDA context and can write anywhere in it. So the reference is computed
+only after the candidate has finished, from inputs regenerated from the seed (`checks.expected_after`),
+and the inputs it was given are checked against fingerprints held on the host (kernels/fingerprint.py),
+not against device copies. The guard bands stay: they name a sloppy out-of-bounds write precisely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import cupy as cp
+import numpy as np
+
+from kernels.fingerprint import fingerprint
+from kernels.problems import Problem
+from kernels.results import ResolvedLaunch
+
+if TYPE_CHECKING:
+    from kernels.runner import LoadedKernel
+
+GUARD_BYTES = 1 << 20  # per side; a tile written past a ragged edge of a 1000-wide matrix stays inside
+GUARD_BYTE = 0xA5
+_FINGERPRINT_STREAM = 1  # fingerprint keys come from a child stream of each input set's seed words
+
+
+class Guarded:
+    """Room for an array shaped like `like`, between two guard bands of known bytes: writes out of bounds
+    show up there."""
+
+    def __init__(self, like: cp.ndarray):
+        body = (like.nbytes + 255) // 256 * 256  # keep the array 256-byte aligned, as cudaMalloc would
+        self.base = cp.empty(GUARD_BYTES + body + GUARD_BYTES, dtype=cp.uint8)
+        self.base.fill(GUARD_BYTE)
+        self.array = self.base[GUARD_BYTES : GUARD_BYTES + like.nbytes].view(like.dtype).reshape(like.shape)
+        self._tail = GUARD_BYTES + like.nbytes
+
+    def guards_intact(self) -> bool:
+        return not bool((self.base[:GUARD_BYTES] != GUARD_BYTE).any() or (self.base[self._tail :] != GUARD_BYTE).any())
+
+
+@dataclass
+class Prepared:
+    """One input set laid out for launching. Device side: the guarded buffers only. Host side: what it
+    takes to check them and to regenerate the set (seed, fingerprint key, fingerprints)."""
+
+    problem: Problem
+    sizes: dict[str, int]
+    seed: int
+    key: int  # fingerprint key, secret like the seed it is drawn from
+    buffers: dict[str, Guarded]
+    args: tuple
+    fingerprints: dict[str, int]  # every input as launched: the const ones, and the output where it is read
+
+    def generate(self) -> dict[str, cp.ndarray]:
+        """The input set, drawn again from its seed (a fresh generator: no state survives a launch)."""
+        return self.problem.module().make_inputs(self.sizes, cp.random.default_rng(self.seed), self.problem.params)
+
+    def reset_output(self, inputs: dict[str, cp.ndarray] | None = None) -> None:
+        """The output's starting value: the input's values where it is read (GEMM's C; regenerated unless
+        given), else NaN poison."""
+        out = self.buffers[self.problem.output].array
+        if self.problem.output_is_input:
+            out[...] = (inputs or self.generate())[self.problem.output]
+        else:
+            out.fill(np.nan)
+
+    def arrays(self) -> dict[str, cp.ndarray]:
+        """The buffers' arrays by name, as the baseline takes them."""
+        return {name: buffer.array for name, buffer in self.buffers.items()}
+
+
+def _const_inputs(problem: Problem) -> list[str]:
+    return [a.name for a in problem.args if a.is_pointer and a.is_const]
+
+
+def read_inputs(problem: Problem) -> list[str]:
+    """Every array the kernel reads: the const inputs, and the output where it is also an input."""
+    return _const_inputs(problem) + ([problem.output] if problem.output_is_input else [])
+
+
+def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reuse: Prepared | None = None) -> Prepared:
+    """Draw an input set into the buffers, output reset, and fingerprint it. With `reuse`, refill its
+    buffers in place: the timed rounds keep the same addresses from round to round, so a kernel that skips
+    work when handed the same pointers is caught. No reference yet: see `checks.expected_after`."""
+    seed = int(np.random.SeedSequence(seed_words).generate_state(1)[0])
+    key = int(np.random.SeedSequence(seed_words, spawn_key=(_FINGERPRINT_STREAM,)).generate_state(1, np.uint64)[0])
+    inputs = problem.module().make_inputs(sizes, cp.random.default_rng(seed), problem.params)
+    if reuse is not None:
+        buffers, args = reuse.buffers, reuse.args
+    else:
+        buffers = {name: Guarded(array) for name, array in inputs.items()}
+        args = tuple(_argument(spec, buffers, sizes) for spec in problem.args)
+    prepared = Prepared(problem, sizes, seed, key, buffers, args, {})
+    for name in _const_inputs(problem):
+        buffers[name].array[...] = inputs[name]
+    prepared.reset_output(inputs)
+    prepared.fingerprints = {name: fingerprint(buffers[name].array, key) for name in read_inputs(problem)}
+    return prepared
+
+
+def _argument(spec, buffers: dict[str, Guarded], sizes: dict[str, int]):
+    if spec.is_pointer:
+        return buffers[spec.name].array
+    if spec.value is not None:
+        return np.float32(spec.value) if spec.dtype == "float32" else np.int32(spec.value)
+    return np.int32(sizes[spec.name])
+
+
+def run_plan(resolved: list[ResolvedLaunch], kernels: dict[str, LoadedKernel], args: tuple) -> None:
+    """Launch the plan's kernels in order, all with the same arguments."""
+    for launch in resolved:
+        kernels[launch.kernel].function(launch.grid, launch.block, args, shared_mem=launch.shared_bytes)
+
+
+def input_faults(prepared: Prepared) -> str:
+    """After a launch: writes outside the arrays (guard bands changed) or into const inputs (fingerprint
+    changed); empty when there were none."""
+    spoiled = [n for n, b in prepared.buffers.items() if not b.guards_intact()]
+    if spoiled:
+        return f"wrote out of bounds, next to {', '.join(spoiled)}"
+    changed = [
+        n
+        for n in _const_inputs(prepared.problem)
+        if fingerprint(prepared.buffers[n].array, prepared.key) != prepared.fingerprints[n]
+    ]
+    if changed:
+        return (
+            f"the kernel modified its input{'s' if len(changed) > 1 else ''} {', '.join(changed)} "
+            "(declared const: it must come back unchanged)"
+        )
+    return ""

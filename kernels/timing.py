@@ -1,0 +1,252 @@
+"""Timing for the GPU job: the candidate and the baseline, interleaved, round after round at one shape.
+
+Each round draws a fresh input set into the same buffers, times the candidate and the baseline back to
+back (alternating which goes first, L2 flushed before each, CUDA events), and then checks every timed
+candidate output the way the correctness stage does, so a replayed or skipped computation fails. The
+checks and the reference run outside the timed region, and only after both timed launches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import cupy as cp
+import numpy as np
+
+from kernels import gpu
+from kernels import plan as plan_mod
+from kernels.checks import JobFailed, check_printed_output, compare, expected_after
+from kernels.inputs import Prepared, input_faults, prepare, run_plan
+from kernels.problems import Problem, Shape
+from kernels.results import BenchResult, ResolvedLaunch, TimingStats, Verdict
+
+if TYPE_CHECKING:
+    from kernels.runner import JobOptions
+
+PLAUSIBILITY_MARGIN_PCT = 5.0
+WARM_UP_ROUND = -1  # a full round whose times are not recorded
+_ROUND_SEED_OFFSET = 1000  # SeedSequence takes no negative words, and the warm-up round is -1
+
+
+@dataclass
+class _Bench:
+    """What stays the same through the rounds at one benchmark shape."""
+
+    problem: Problem
+    shape: Shape
+    resolved: list[ResolvedLaunch]
+    kernels: dict
+    tolerance: float
+    baseline: Callable
+    options: JobOptions
+    ctx: gpu.GpuContext
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return self.shape.sizes
+
+
+@dataclass
+class _Samples:
+    """What the recorded rounds measured: each side's times, and the candidate's worst rel_err."""
+
+    candidate_ms: list[float] = field(default_factory=list)
+    baseline_ms: list[float] = field(default_factory=list)
+    worst_rel_err: float = 0.0
+
+
+def bench_shape(
+    problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
+) -> BenchResult:
+    """Time the candidate against the baseline at one benchmark shape, checking every timed output."""
+    bench = _setup(problem, shape, launches, kernels, options, arch, ctx)
+    samples = _Samples()
+    deadline = time.perf_counter() + options.time_budget_s  # the warm-up round counts against the budget
+    prepared = _warm_up(bench, samples)
+    round_no = 0
+    while not _enough(samples.candidate_ms, samples.baseline_ms, options, deadline):
+        prepared = _round(bench, round_no, prepared, samples)
+        round_no += 1
+    return _bench_result(
+        problem, shape.sizes, samples.candidate_ms, samples.baseline_ms, samples.worst_rel_err, ctx, options
+    )
+
+
+def _setup(
+    problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
+) -> _Bench:
+    """Resolve the plan at this shape and look up the tolerance and the baseline once, before any round."""
+    resolved = [plan_mod.resolve(launch, shape.sizes, arch) for launch in launches]
+    tolerance = problem.tolerance(shape.sizes)
+    baseline = problem.module().baseline
+    return _Bench(problem, shape, resolved, kernels, tolerance, baseline, options, ctx)
+
+
+def _warm_up(bench: _Bench, samples: _Samples) -> Prepared:
+    """One full round, checks included, whose times are not recorded: it pays for each side's first use
+    (module loading, cuBLAS heuristics, CuPy's kernel compilation) and allocates the buffers that the
+    timed rounds then refill in place."""
+    return _round(bench, WARM_UP_ROUND, None, samples)
+
+
+def _round(bench: _Bench, round_no: int, previous: Prepared | None, samples: _Samples) -> Prepared:
+    """A fresh input set, both sides timed back to back, every timed output checked, printed output capped."""
+    prepared = _input_set(bench, round_no, previous)
+    outputs = _interleaved(bench, prepared, round_no, samples)
+    _check_outputs(bench, prepared, outputs, round_no, samples)
+    check_printed_output()
+    return prepared
+
+
+def _input_set(bench: _Bench, round_no: int, previous: Prepared | None) -> Prepared:
+    """Each round's inputs are drawn from a seed of their own, so an answer cached from an earlier round
+    fails the check; they go into the previous round's buffers, so a kernel handed the same pointers
+    every round and skipping work for them is caught too."""
+    seed_words = [bench.options.seed, bench.shape.seed, round_no + _ROUND_SEED_OFFSET]
+    return prepare(bench.problem, bench.sizes, seed_words, reuse=previous)
+
+
+def _sides(bench: _Bench, prepared: Prepared) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The candidate's and the baseline's launch of this input set, each writing the same output buffer.
+    Both read their arguments when called: after `start` is recorded, while the held stream hides that
+    host work."""
+    out = prepared.buffers[bench.problem.output].array
+
+    def candidate() -> None:
+        run_plan(bench.resolved, bench.kernels, prepared.args)
+
+    def baseline() -> None:
+        bench.baseline(prepared.arrays(), out, bench.sizes, bench.problem.params, bench.ctx)
+
+    return candidate, baseline
+
+
+def _candidate_first(round_no: int) -> bool:
+    """Alternate which side goes first, so that neither always inherits what the other leaves behind
+    (clocks, caches, TLBs). Round -1, the warm-up, puts the baseline first; round 0 the candidate."""
+    return round_no % 2 == 0
+
+
+def _interleaved(bench: _Bench, prepared: Prepared, round_no: int, samples: _Samples) -> dict[str, cp.ndarray]:
+    """Time both sides once, in this round's order, and return the timed outputs to check, the
+    candidate's first. The second side starts from the same output as the first. The first side's
+    output is copied aside before the second overwrites it, except the baseline's when it goes first:
+    no answer for this round's inputs may exist in device memory while the candidate runs."""
+    candidate, baseline = _sides(bench, prepared)
+    out = prepared.buffers[bench.problem.output].array
+    candidate_first = _candidate_first(round_no)
+    order = [(candidate, samples.candidate_ms, "candidate"), (baseline, samples.baseline_ms, "baseline")]
+    if not candidate_first:
+        order.reverse()
+    outputs = {}
+    for position, (launch, times_ms, who) in enumerate(order):
+        if position:
+            prepared.reset_output()
+        elapsed_ms = _timed(launch, bench.ctx)
+        if round_no != WARM_UP_ROUND:
+            times_ms.append(elapsed_ms)
+        if who == "candidate" or candidate_first:
+            outputs[who] = out.copy() if position == 0 else out
+    return outputs
+
+
+def _check_outputs(
+    bench: _Bench, prepared: Prepared, outputs: dict[str, cp.ndarray], round_no: int, samples: _Samples
+) -> None:
+    """The same checks as at the test shapes, on every timed output, after both timed launches (so either
+    side is preceded by the same light work) and with the reference computed only now. Where the
+    baseline went first its output went unchecked; it is checked in every round where it goes second, the
+    first timed round included. A wrong baseline is the judge's fault, not the reader's."""
+    fault = input_faults(prepared)
+    if fault:
+        raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in timed round {round_no + 1}: {fault}")
+    expected = expected_after(prepared)
+    for who, output in outputs.items():
+        check = compare(output, expected, bench.tolerance, bench.sizes)
+        if not check.passed:
+            verdict = Verdict.WRONG_ANSWER if who == "candidate" else Verdict.INTERNAL_ERROR
+            raise JobFailed(verdict, f"{who} output of timed round {round_no + 1} is wrong: {check.message}")
+        if who == "candidate" and round_no != WARM_UP_ROUND:
+            samples.worst_rel_err = max(samples.worst_rel_err, check.rel_err)
+
+
+def _timed(launch: Callable[[], None], ctx: gpu.GpuContext) -> float:
+    """One launch between CUDA events, L2 flushed first; the stream's earlier work finishes before `start`.
+    The stream is then held busy, so the host's cost of issuing `start` and the launch stays outside the
+    timed region (as for a kernel in a stream of back-to-back launches)."""
+    ctx.flush_l2()
+    ctx.hold_stream()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    launch()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end)
+
+
+def _enough(candidate_ms: list[float], baseline_ms: list[float], options: JobOptions, deadline: float) -> bool:
+    """Stop at max_rounds; past the time budget once there are 3 rounds; else once min_rounds are in and
+    both medians' relative standard errors are within the target."""
+    n = len(candidate_ms)
+    if n >= options.max_rounds:
+        return True
+    if time.perf_counter() > deadline and n >= 3:
+        return True
+    return n >= options.min_rounds and max(_rse(candidate_ms), _rse(baseline_ms)) <= options.target_rel_std_err
+
+
+def _rse(samples: list[float]) -> float:
+    if len(samples) < 2:
+        return float("inf")
+    values = np.asarray(samples)
+    return float(values.std(ddof=1) / np.sqrt(len(values)) / values.mean())
+
+
+def stats(samples: list[float]) -> TimingStats:
+    values = np.asarray(samples)
+    q25, median, q75 = np.percentile(values, [25, 50, 75])
+    return TimingStats(
+        len(values), float(median), float(q25), float(q75), float(values.min()), float(values.mean()), _rse(samples)
+    )
+
+
+def _bench_result(
+    problem: Problem, sizes, candidate_ms, baseline_ms, worst_rel_err, ctx: gpu.GpuContext, options: JobOptions
+) -> BenchResult:
+    cand, base = stats(candidate_ms), stats(baseline_ms)
+    flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
+    ceilings = ctx.ceilings(tensor_fp16=problem.compute_unit == "tensor_fp16")
+    compute_tflops = ceilings.tensor_fp16_tflops if problem.compute_unit == "tensor_fp16" else ceilings.fp32_tflops
+    roofline = min(compute_tflops, flops / nbytes * ceilings.copy_gbps / 1e3)
+    tflops = flops / (cand.median_ms * 1e-3) / 1e12
+    result = BenchResult(
+        sizes=sizes,
+        candidate=cand,
+        baseline=base,
+        baseline_name=problem.baseline_name,
+        pct_of_baseline=100 * base.median_ms / cand.median_ms,
+        tflops=tflops,
+        gbps=nbytes / (cand.median_ms * 1e-3) / 1e9,
+        baseline_tflops=flops / (base.median_ms * 1e-3) / 1e12,
+        roofline_tflops=roofline,
+        pct_of_roofline=100 * tflops / roofline,
+        rounds_checked=cand.samples + 1,
+        max_rel_err=worst_rel_err,
+        flops=flops,
+        bytes_moved=nbytes,
+    )
+    if problem.flag_faster_than_baseline and result.pct_of_baseline > 100 + PLAUSIBILITY_MARGIN_PCT:
+        result.flags.append(
+            f"faster than {problem.baseline_name} ({result.pct_of_baseline:.1f}%): review before trusting"
+        )
+    if result.pct_of_roofline > 100 + PLAUSIBILITY_MARGIN_PCT:
+        result.flags.append(f"above the measured roofline ({result.pct_of_roofline:.1f}%): review before trusting")
+    if max(cand.rel_std_err, base.rel_std_err) > 2 * options.target_rel_std_err:
+        result.flags.append(
+            f"noisy: relative standard error {100 * max(cand.rel_std_err, base.rel_std_err):.2f}% "
+            f"after {cand.samples} rounds"
+        )
+    return result
