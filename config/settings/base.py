@@ -303,3 +303,24 @@ LOGGING = {
         },  # the client's request/response logs: not for our logs (apps.subscriptions logs what matters)
     },
 }
+
+# --- Error reporting (optional) --------------------------------------------------------------
+# Sentry, only where SENTRY_DSN is set: unhandled errors of requests and Celery tasks, and ERROR logs.
+# No personal data by default: no user, IP address or cookies, and neither request bodies (forms and
+# webhooks carry emails) nor stack frames' local variables (which hold readers' emails and sources).
+SENTRY_DSN = env_str("SENTRY_DSN", "")
+if SENTRY_DSN:
+    import sentry_sdk
+    from sentry_sdk.integrations.celery import CeleryIntegration
+    from sentry_sdk.integrations.django import DjangoIntegration
+
+    _sentry_pii = env_bool("SENTRY_SEND_DEFAULT_PII", False)
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT") or None,  # None: the SDK's "production"
+        release=env_str("SENTRY_RELEASE") or None,
+        send_default_pii=_sentry_pii,
+        max_request_body_size="medium" if _sentry_pii else "never",
+        include_local_variables=_sentry_pii,
+        integrations=[DjangoIntegration(), CeleryIntegration()],
+    )

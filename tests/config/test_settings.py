@@ -69,3 +69,37 @@ def test_production_refuses_to_load_demo_accounts():
 
     assert result.returncode != 0
     assert "DEMO_DATA_ALLOWED" in result.stderr
+
+
+SENTRY_REPORT = (
+    "import sentry_sdk; c = sentry_sdk.get_client(); o = c.options; "
+    "print(c.is_active(), *(c.is_active() and (o['environment'], o['release'], o['send_default_pii'], "
+    "o['max_request_body_size'], o['include_local_variables'], 'django' in c.integrations, "
+    "'celery' in c.integrations) or ()))"
+)
+
+
+def test_sentry_reports_only_where_a_dsn_is_set_and_sends_no_personal_data():
+    # An address that can never resolve (.invalid): nothing could be sent even if something were captured.
+    sentry = {
+        "SENTRY_DSN": "https://0123456789abcdef0123456789abcdef@sentry.invalid/1",
+        "SENTRY_ENVIRONMENT": "staging",
+        "SENTRY_RELEASE": "kernel-engineering@1.2.3",
+    }
+    drop = (*sentry, "SENTRY_SEND_DEFAULT_PII")
+
+    without = _manage("shell", "-c", SENTRY_REPORT, env_overrides=PROD_ENV, drop=drop)
+    with_dsn = _manage("shell", "-c", SENTRY_REPORT, env_overrides={**PROD_ENV, **sentry}, drop=drop)
+
+    assert without.returncode == 0 and with_dsn.returncode == 0, without.stderr + with_dsn.stderr
+    assert without.stdout.strip().splitlines()[-1].split() == ["False"]
+    assert with_dsn.stdout.strip().splitlines()[-1].split() == [
+        "True",
+        "staging",
+        "kernel-engineering@1.2.3",
+        "False",  # send_default_pii
+        "never",  # request bodies
+        "False",  # local variables
+        "True",  # the Django integration
+        "True",  # the Celery integration
+    ]
