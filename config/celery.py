@@ -1,5 +1,5 @@
 """The Celery app. Settings come from Django's settings under the CELERY_ prefix
-(config/settings/base.py lists queues, limits and acknowledgement policy)."""
+(config/settings/base.py lists queues, each task's route, limits and acknowledgement policy)."""
 
 import os
 
