@@ -3,9 +3,9 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
 from django.contrib.auth.forms import UserCreationForm as DjangoUserCreationForm
 
+from apps.accounts.deletion import account_content_names
 from apps.accounts.models import User
 from apps.accounts.services import users_delete
-from apps.reviews.models import Review
 
 
 class UserCreationForm(DjangoUserCreationForm):
@@ -39,12 +39,13 @@ class UserAdmin(DjangoUserAdmin):
 
     def get_deleted_objects(self, objs, request):
         # Moderators may not delete a review on its own (they hide it), but a reader's reviews go
-        # with their account. Stripe customers still block deletion: cancel in Stripe first.
+        # with their account (apps.accounts.deletion). Stripe customers still block deletion:
+        # cancel in Stripe first.
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
-        perms_needed.discard(Review._meta.verbose_name)
+        perms_needed -= account_content_names()
         return deleted, model_count, perms_needed, protected
 
-    # Through the service, so the deleted readers' reviews leave the books' ratings at once.
+    # Through the service, so what the deleted readers wrote leaves the books' ratings at once.
     def delete_model(self, request, obj):
         users_delete(users=User.objects.filter(pk=obj.pk))
 

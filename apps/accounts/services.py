@@ -2,19 +2,17 @@ from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.deletion import users_deleting
 from apps.accounts.models import User
-from apps.catalog.models import Book
-from apps.reviews.services import book_rating_refresh
 
 
 @transaction.atomic
 def users_delete(*, users) -> int:
-    """Deletes accounts with everything they own. Their reviews leave the books' ratings in the
-    same transaction, as a reader deleting their own review would."""
-    reviewed = list(Book.objects.filter(reviews__user__in=users).distinct().order_by("pk"))
+    """Deletes accounts with everything they own. The apps that keep figures about what readers
+    wrote (reviews: the books' ratings) update them in the same transaction, through
+    `users_deleting`."""
+    users_deleting.send(sender=User, users=users)
     deleted, _ = User.objects.filter(pk__in=users.values("pk")).delete()
-    for book in reviewed:
-        book_rating_refresh(book=book)
     return deleted
 
 

@@ -2,7 +2,8 @@
 
 A capsule keeps its Markdown source and the HTML rendered from it for its current revision
 (`body_html`), so pages never render Markdown on the request path. Whether a visitor may see
-that HTML is decided in one place only: `apps.reading.policy`.
+that HTML is decided in one place only, above this app: `apps.reading.policy` (which also
+holds the query of readable capsules).
 """
 
 from django.db import models
@@ -30,7 +31,7 @@ class Book(models.Model):
         return self.title
 
     def get_absolute_url(self):
-        return reverse("catalog:landing")
+        return reverse("pages:landing")
 
 
 class Part(models.Model):
@@ -54,15 +55,6 @@ class Part(models.Model):
 class CapsuleQuerySet(models.QuerySet):
     def published(self):
         return self.filter(status=Capsule.Status.PUBLISHED)
-
-    def visible_to(self, user):
-        """Capsules whose content `user` may read (the access policy decides)."""
-        from apps.reading.policy import has_full_access
-
-        published = self.published()
-        if has_full_access(user):
-            return published
-        return published.filter(access=Capsule.Access.FREE)
 
     def in_reading_order(self):
         return self.order_by("number")

@@ -16,7 +16,7 @@ from django.utils.html import escape
 from apps.catalog.models import Book, Capsule, Figure
 from apps.reading.epub import FORMAT_VERSION, Chapter, EpubSources, Section
 from apps.reading.models import EpubBuild, ReadingProgress
-from apps.reading.policy import has_full_access
+from apps.reading.policy import has_full_access, readable_capsules
 
 SEARCH_RESULTS_LIMIT = 30
 
@@ -60,7 +60,7 @@ def capsule_search(user, query: str) -> list[SearchHit]:
     query = " ".join(query.split())[:200]
     if not query:
         return []
-    readable = Capsule.objects.visible_to(user).select_related("part")
+    readable = readable_capsules(user).select_related("part")
     locked = Capsule.objects.published().select_related("part").exclude(pk__in=readable.values("pk"))
     if connection.vendor == "postgresql":
         return _search_postgres(readable, locked, query)
@@ -167,7 +167,7 @@ def _epub_capsules(book: Book, edition: str, *, included: bool):
     capsules = Capsule.objects.published().filter(book=book).in_reading_order()
     if edition == EpubBuild.Edition.FULL:
         return capsules if included else capsules.none()
-    readable_by_anyone = Q(pk__in=Capsule.objects.visible_to(AnonymousUser()).values("pk"))
+    readable_by_anyone = Q(pk__in=readable_capsules(AnonymousUser()).values("pk"))
     return capsules.filter(readable_by_anyone) if included else capsules.exclude(readable_by_anyone)
 
 

@@ -5,3 +5,17 @@ class ReviewsConfig(AppConfig):
     name = "apps.reviews"
     label = "reviews"
     verbose_name = "Ratings and reviews"
+
+    def ready(self):
+        from apps.accounts.deletion import account_content_register, users_deleting
+        from apps.reviews.models import Review
+
+        # A reader's reviews go with their account, and out of the books' ratings in the same transaction.
+        account_content_register(Review)
+        users_deleting.connect(_users_deleting, dispatch_uid="reviews.users_deleting")
+
+
+def _users_deleting(sender, *, users, **kwargs):
+    from apps.reviews.services import user_reviews_delete
+
+    user_reviews_delete(users=users)

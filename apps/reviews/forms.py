@@ -1,11 +1,9 @@
 """Forms parse input and show errors; the rules themselves live in services.review_input_clean,
-whose errors the views attach to these forms' fields."""
+whose errors the views attach to these forms' fields. The limits come from the models."""
 
 from django import forms
-from django.conf import settings
 
-from apps.reviews.models import STARS, ReviewReport
-from apps.reviews.services import NOTE_MAX_CHARS, TITLE_MAX_CHARS
+from apps.reviews.models import STARS, Review, ReviewReport
 
 
 class ReviewForm(forms.Form):
@@ -18,7 +16,7 @@ class ReviewForm(forms.Form):
         widget=forms.RadioSelect,
         error_messages={"required": "Choose from 1 to 5 stars."},
     )
-    title = forms.CharField(label="Title (optional)", required=False, max_length=TITLE_MAX_CHARS)
+    title = forms.CharField(label="Title (optional)", required=False, max_length=Review.TITLE_MAX_CHARS)
     text = forms.CharField(
         label="Your review (optional)",
         required=False,
@@ -29,7 +27,7 @@ class ReviewForm(forms.Form):
     def __init__(self, *args, prefix_id: str = "review", **kwargs):
         kwargs.setdefault("auto_id", f"{prefix_id}-%s")
         super().__init__(*args, **kwargs)
-        low, high = settings.REVIEWS_TEXT_MIN_CHARS, settings.REVIEWS_TEXT_MAX_CHARS
+        low, high = Review.TEXT_MIN_CHARS, Review.TEXT_MAX_CHARS
         # maxlength in the browser as a courtesy; the server checks again (and counts the same way).
         self.fields["text"].widget.attrs["maxlength"] = high
         self.fields["text"].help_text = (
@@ -40,7 +38,7 @@ class ReviewForm(forms.Form):
 
 class ReportForm(forms.Form):
     reason = forms.ChoiceField(label="Why should a moderator look at it?", choices=ReviewReport.Reason.choices)
-    note = forms.CharField(label="Anything to add (optional)", required=False, max_length=NOTE_MAX_CHARS)
+    note = forms.CharField(label="Anything to add (optional)", required=False, max_length=ReviewReport.NOTE_MAX_CHARS)
 
 
 class ModerationForm(forms.Form):

@@ -40,11 +40,17 @@ class Review(models.Model):
         VISIBLE = "visible", "Visible"
         HIDDEN = "hidden", "Hidden by a moderator"
 
+    # What a reader may write: the form shows these limits and services.review_input_clean enforces them.
+    TITLE_MAX_CHARS = 120
+    TEXT_MIN_CHARS = 20  # the text is optional (stars alone), but a review says something
+    TEXT_MAX_CHARS = 4000
+
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="reviews")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews")
     rating = models.PositiveSmallIntegerField(choices=[(n, f"{n} star{'s' if n > 1 else ''}") for n in STARS])
-    title = models.CharField(max_length=120, blank=True)
-    # Stored exactly as the reader wrote it (trimmed); templates escape it on output.
+    title = models.CharField(max_length=TITLE_MAX_CHARS, blank=True)
+    # Stored exactly as the reader wrote it (trimmed); templates escape it on output. Empty, or
+    # TEXT_MIN_CHARS to TEXT_MAX_CHARS characters.
     text = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.VISIBLE)
     created_at = models.DateTimeField(db_index=True)
@@ -140,10 +146,12 @@ class ReviewReport(models.Model):
         PERSONAL = "personal", "Personal information"
         OTHER = "other", "Something else"
 
+    NOTE_MAX_CHARS = 500
+
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="reports")
     reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_reports")
     reason = models.CharField(max_length=20, choices=Reason.choices)
-    note = models.CharField(max_length=500, blank=True)
+    note = models.CharField(max_length=NOTE_MAX_CHARS, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when a moderator hides or restores the review."

@@ -94,9 +94,9 @@ class StarBar:
     percent: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReviewsSummary:
-    """Everything the reviews block on the landing page shows."""
+    """What the reviews block on the landing page shows of the book and the visitor."""
 
     book: Book
     rating: BookRating
@@ -105,23 +105,15 @@ class ReviewsSummary:
     own: Review | None
     eligibility: Eligibility
     distribution: list[StarBar] = field(default_factory=list)
-    # The write form shown in the block (bound, with errors, after a failed submit) and
-    # whether the reader's own review is open for editing.
-    form: object | None = None
-    editing: bool = False
-
-    def __post_init__(self):
-        if self.form is None and (self.eligibility is Eligibility.ALLOWED or self.own is not None):
-            from apps.reviews.forms import ReviewForm
-
-            own = self.own
-            self.form = ReviewForm(
-                initial={"rating": own.rating, "title": own.title, "text": own.text} if own else None
-            )
 
     @property
     def can_review(self) -> bool:
         return self.eligibility is Eligibility.ALLOWED and self.own is None
+
+    @property
+    def may_write(self) -> bool:
+        """The block offers a write form: a new review, or the reader's own to edit."""
+        return self.eligibility is Eligibility.ALLOWED or self.own is not None
 
     @property
     def eligibility_code(self) -> str:
@@ -136,7 +128,7 @@ def star_distribution(rating: BookRating) -> list[StarBar]:
     ]
 
 
-def reviews_summary(book: Book, user, *, form=None, editing: bool = False) -> ReviewsSummary:
+def reviews_summary(book: Book, user) -> ReviewsSummary:
     """The landing page's block: aggregate (1 query), readers (1), newest reviews (1) and, for a
     signed-in visitor, their own review (1) and whether they may review (1)."""
     rating = book_rating(book)
@@ -149,6 +141,4 @@ def reviews_summary(book: Book, user, *, form=None, editing: bool = False) -> Re
         own=own_review(user, book) if authenticated else None,
         eligibility=review_eligibility(user, book) if authenticated else Eligibility.SIGN_IN,
         distribution=star_distribution(rating),
-        form=form,
-        editing=editing,
     )

@@ -20,8 +20,6 @@ from apps.catalog.models import Book
 from apps.reviews import selectors
 from apps.reviews.models import STARS, BookRating, Review, ReviewReport
 
-TITLE_MAX_CHARS = Review._meta.get_field("title").max_length
-NOTE_MAX_CHARS = ReviewReport._meta.get_field("note").max_length
 # Addresses as readers type them; links are never made clickable, this only counts them.
 _LINK = re.compile(r"(?i)\b(?:https?://|www\.)")
 # Control characters other than tab and newlines: invisible, and NUL cannot be stored.
@@ -97,12 +95,14 @@ def review_input_clean(*, rating, title: str = "", text: str = "") -> ReviewInpu
         )
     if "\n" in title or "\r" in title:
         raise ReviewInvalid("The title is one line.", field="title")
-    if len(title) > TITLE_MAX_CHARS:
-        raise ReviewInvalid(f"Keep the title to {TITLE_MAX_CHARS} characters (it has {len(title)}).", field="title")
+    if len(title) > Review.TITLE_MAX_CHARS:
+        raise ReviewInvalid(
+            f"Keep the title to {Review.TITLE_MAX_CHARS} characters (it has {len(title)}).", field="title"
+        )
     if title and not text:
         raise ReviewInvalid("A title needs a review to go with it.", field="text")
     if text:
-        low, high = settings.REVIEWS_TEXT_MIN_CHARS, settings.REVIEWS_TEXT_MAX_CHARS
+        low, high = Review.TEXT_MIN_CHARS, Review.TEXT_MAX_CHARS
         if len(text) < low:
             raise ReviewInvalid(
                 f"Write at least {low} characters, or leave the review empty to give stars only.", field="text"
@@ -170,6 +170,17 @@ def _aggregate_recount(rating: BookRating) -> BookRating:
 def book_rating_refresh(*, book: Book) -> BookRating:
     """Recounts a book's aggregate (also a repair tool, should rows ever change behind the services)."""
     return _aggregate_recount(_aggregate_lock(book))
+
+
+@transaction.atomic
+def user_reviews_delete(*, users) -> int:
+    """Deletes the reviews of `users`, whose accounts are going, and recounts every book they rated,
+    so their ratings leave the aggregates at once."""
+    reviewed = list(Book.objects.filter(reviews__user__in=users).distinct().order_by("pk"))
+    deleted, _ = Review.objects.filter(user__in=users).delete()
+    for book in reviewed:
+        book_rating_refresh(book=book)
+    return deleted
 
 
 # --- the reader's own review ------------------------------------------------------------------
@@ -273,8 +284,8 @@ def review_report(*, review: Review, reporter, reason: str, note: str = "") -> R
     if reason not in ReviewReport.Reason.values:
         raise ReviewInvalid("Choose a reason.", field="reason")
     note = (note or "").strip()
-    if len(note) > NOTE_MAX_CHARS or _CONTROL.search(note):
-        raise ReviewInvalid(f"Keep the note to {NOTE_MAX_CHARS} characters of plain text.", field="note")
+    if len(note) > ReviewReport.NOTE_MAX_CHARS or _CONTROL.search(note):
+        raise ReviewInvalid(f"Keep the note to {ReviewReport.NOTE_MAX_CHARS} characters of plain text.", field="note")
     if ReviewReport.objects.filter(review=review, reporter=reporter).exists():
         raise ReportRefused("You have already reported this review; a moderator will look at it.")
     _rate_limit(user=reporter, action="report", rate=settings.REVIEWS_REPORT_RATE)

@@ -19,13 +19,14 @@ from apps.catalog import selectors as catalog
 from apps.reviews import selectors, services
 from apps.reviews.forms import ReportForm, ReviewForm
 from apps.reviews.models import Review
+from apps.reviews.panels import reviews_block
 
 # Pages carry the visitor's own review, forms and CSRF tokens: never kept by shared caches.
 private_page = cache_control(private=True, no_store=True)
 
 
 def _landing_reviews():
-    return reverse("catalog:landing") + "#reviews"
+    return reverse("pages:landing") + "#reviews"
 
 
 def _status_for(error: services.ReviewError) -> int:
@@ -45,8 +46,8 @@ def _attach(form, error: services.ReviewError) -> None:
 
 
 def _block(request, book, *, form=None, editing=False, notice=""):
-    summary = selectors.reviews_summary(book, request.user, form=form, editing=editing)
-    return render(request, "reviews/_block.html", {"reviews": summary, "notice": notice})
+    block = reviews_block(book, request.user, form=form, editing=editing)
+    return render(request, "reviews/_block.html", {"reviews": block, "notice": notice})
 
 
 def _written(request, book, message: str):

@@ -5,3 +5,10 @@ class SubmissionsConfig(AppConfig):
     name = "apps.submissions"
     label = "submissions"
     verbose_name = "Kernel submissions"
+
+    def ready(self):
+        from apps.catalog.services import book_importer_register
+        from apps.submissions.services import exercises_import
+
+        # The exercises declared in capsules' front matter are imported with the book, in its transaction.
+        book_importer_register("exercise", exercises_import)

@@ -2,7 +2,7 @@
 
 Stripe is the source of truth for customers and subscriptions: these rows are written only by
 `services.subscription_sync` from what the Stripe API answers (never from a redirect, never
-from a webhook payload alone). Access is computed from the stored rows (`selectors.has_full_access`).
+from a webhook payload alone). Access is computed from the stored rows (`selectors.has_subscriber_access`).
 """
 
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""Reads: who has full access, what the billing section and the pricing page show."""
+"""Reads: who has a subscriber's access, what the billing section and the pricing page show."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from django.db.models import Exists, OuterRef
 from apps.subscriptions import stripe_api
 from apps.subscriptions.models import ComplimentaryAccess, Customer, Subscription
 
-_REQUEST_CACHE_ATTRIBUTE = "_subscriptions_full_access"
 
-
-def has_full_access(user, *, now: datetime | None = None) -> bool:
-    """True when the stored state gives `user` the whole book at `now`: an active or trialing
-    subscription (until a scheduled cancellation passes), a past_due one within the grace
-    period, or current complimentary access. Staff are not considered here (the reading
-    policy handles them). One SQL query; never calls Stripe."""
+def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
+    """True when the stored state gives `user` a subscriber's access at `now`: an active or
+    trialing subscription (until a scheduled cancellation passes), a past_due one within the grace
+    period, or current complimentary access. Staff do not count here: whether someone may read
+    everything is `apps.reading.policy.has_full_access`. One SQL query; never calls Stripe."""
     if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
         return False
     subscriptions = Subscription.objects.giving_access(now=now).filter(customer__user_id=OuterRef("pk"))
@@ -28,12 +26,9 @@ def has_full_access(user, *, now: datetime | None = None) -> bool:
 
 
 def request_has_full_access(request) -> bool:
-    """`has_full_access(request.user)`, computed at most once per request."""
-    cached = getattr(request, _REQUEST_CACHE_ATTRIBUTE, None)
-    if cached is None:
-        cached = has_full_access(getattr(request, "user", None))
-        setattr(request, _REQUEST_CACHE_ATTRIBUTE, cached)
-    return cached
+    """The old name of `has_subscriber_access(request.user)`, left only for subscriptions/views.py
+    until it calls that directly."""
+    return has_subscriber_access(getattr(request, "user", None))
 
 
 def stripe_is_configured() -> bool:
@@ -71,7 +66,7 @@ def complimentary_access_current(user) -> ComplimentaryAccess | None:
 class BillingSummary:
     subscription: Subscription | None
     complimentary: ComplimentaryAccess | None
-    has_full_access: bool
+    has_subscriber_access: bool
     has_customer: bool
     can_subscribe: bool  # no subscription still open at Stripe
     plan_label: str
@@ -83,7 +78,7 @@ def billing_summary(user) -> BillingSummary:
     return BillingSummary(
         subscription=subscription,
         complimentary=complimentary_access_current(user),
-        has_full_access=has_full_access(user),
+        has_subscriber_access=has_subscriber_access(user),
         has_customer=subscription is not None or customer_for_user(user) is not None,
         can_subscribe=user is not None
         and user.is_authenticated

@@ -187,8 +187,6 @@ SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7
 
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
 # Fixed in code like ACCOUNT_RATE_LIMITS: product rules, not per-machine configuration.
-REVIEWS_TEXT_MIN_CHARS = 20
-REVIEWS_TEXT_MAX_CHARS = 4000
 REVIEWS_MAX_LINKS = 2  # more web addresses than this in one review reads as spam
 # "<count>/<seconds>" per reader, counted in the shared cache: writes (post, edit) and reports.
 REVIEWS_WRITE_RATE = "10/3600"

@@ -82,14 +82,14 @@ def test_the_rating_is_a_whole_number_of_stars_from_1_to_5(book, author, rating)
     assert not Review.objects.exists()
 
 
-def test_text_has_a_minimum_and_a_maximum_length(book, author, settings):
+def test_text_has_a_minimum_and_a_maximum_length(book, author):
     with pytest.raises(services.ReviewInvalid, match="at least 20"):
         services.review_create(user=author, book=book, rating=3, text="Too short.")
     with pytest.raises(services.ReviewInvalid, match="4,000 characters .it has 10,000"):
         services.review_create(user=author, book=book, rating=3, text="x" * 10_000)
     assert not Review.objects.exists()
 
-    longest = "y" * settings.REVIEWS_TEXT_MAX_CHARS
+    longest = "y" * Review.TEXT_MAX_CHARS
     assert services.review_create(user=author, book=book, rating=3, text=longest).text == longest
 
 

@@ -70,20 +70,20 @@ def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
     path = with_exercise(book, 1, EXERCISE)
     report = book_import(folder=book)
     exercise = Exercise.objects.get()
-    assert report.exercises == ["created 01 sgemm"]
+    assert report.related["exercise"] == ["created 01 sgemm"]
     assert (
         exercise.title == "Coalesce it" and exercise.gpu_time_limit_s == 90 and exercise.starter_name == "01_naive.cu"
     )
     assert "<strong>mapping</strong>" in exercise.statement_html
 
-    assert book_import(folder=book).exercises == []  # unchanged: nothing to do
+    assert book_import(folder=book).related["exercise"] == []  # unchanged: nothing to do
 
     path.write_text(path.read_text().replace("gpu_time_limit_s: 90", "gpu_time_limit_s: 30"))
-    assert book_import(folder=book).exercises == ["updated 01 sgemm"]
+    assert book_import(folder=book).related["exercise"] == ["updated 01 sgemm"]
     assert Exercise.objects.get().gpu_time_limit_s == 30
 
     path.write_text(path.read_text().replace(EXERCISE.replace("90", "30"), ""))
-    assert book_import(folder=book).exercises == ["closed 01 sgemm"]
+    assert book_import(folder=book).related["exercise"] == ["closed 01 sgemm"]
     assert Exercise.objects.get().is_open is False  # kept, with its submissions
 
 

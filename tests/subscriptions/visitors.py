@@ -29,7 +29,7 @@ VISITOR_KINDS = (
     "complimentary",
     "staff",
 )
-# What has_full_access answers for each kind (staff: False here; can_read lets staff in).
+# What has_subscriber_access answers for each kind (staff: False here; the reading policy lets staff in).
 FULL_ACCESS_KINDS = frozenset({"active", "trialing", "past_due_grace", "canceled_at_period_end", "complimentary"})
 
 

@@ -24,12 +24,13 @@ class Command(BaseCommand):
         ):
             for item in items:
                 self.stdout.write(f"  {label:<11} {item}")
-        for change in report.exercises:  # e.g. "created 32 sgemm"
-            self.stdout.write(f"  exercise    {change}")
+        for label, changes in report.related.items():  # e.g. "exercise", ["created 32 sgemm"]
+            for change in changes:
+                self.stdout.write(f"  {label:<11} {change}")
+        related = "".join(f"; {len(changes)} {label} change(s)" for label, changes in report.related.items())
         self.stdout.write(
             self.style.SUCCESS(
                 f"Book {report.book}: {len(report.created)} created, {len(report.updated)} updated, "
-                f"{len(report.unpublished)} unpublished, {len(report.unchanged)} unchanged; "
-                f"{len(report.exercises)} exercise change(s)."
+                f"{len(report.unpublished)} unpublished, {len(report.unchanged)} unchanged{related}."
             )
         )
