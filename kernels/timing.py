@@ -125,8 +125,9 @@ def _sides(bench: _Bench, prepared: Prepared) -> tuple[Callable[[], None], Calla
 
 
 def _candidate_first(round_no: int) -> bool:
-    """Alternate which side goes first, so that neither always inherits what the other leaves behind
-    (clocks, caches, TLBs). Round -1, the warm-up, puts the baseline first; round 0 the candidate."""
+    """Alternate which side goes first, so that whatever running second costs or gains (the state the
+    other side leaves behind) falls on both alike. Round -1, the warm-up, puts the baseline first; round 0
+    the candidate."""
     return round_no % 2 == 0
 
 
