@@ -1,5 +1,7 @@
 """Tests run against the real services: PostgreSQL and Redis (started by `make test`)."""
 
+from urllib.parse import urlsplit, urlunsplit
+
 from config.env import env_str
 
 from .base import *  # noqa: F403
@@ -9,10 +11,25 @@ DEBUG = False
 SECRET_KEY = SECRET_KEY or "test-only-key-not-secret-0123456789abcdefghijklmnopqrstuvwxyz"  # noqa: F405
 ALLOWED_HOSTS = ["*"]
 DATABASES = database_from_env("postgres://postgres:postgres@127.0.0.1:5432/kernel_engineering")
-REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/1")
+
+
+def redis_db_for_this_worker(url: str) -> str:
+    """pytest-xdist runs the suite in worker processes gw0, gw1, ...; pytest-django gives each its own
+    test database, and this gives each its own Redis databases: every test empties the cache (FLUSHDB)
+    and Celery tests purge the broker, which must not reach another worker's. Worker n adds 2n to the
+    configured database numbers (defaults: gw0 uses 1 and 2, gw1 3 and 4, ...)."""
+    worker = env_str("PYTEST_XDIST_WORKER", "")
+    if not worker:
+        return url
+    parts = urlsplit(url)
+    db = int(parts.path.strip("/") or 0) + 2 * int(worker.removeprefix("gw"))
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+REDIS_URL = redis_db_for_this_worker(env_str("REDIS_URL", "redis://127.0.0.1:6379/1"))
 CACHES = cache_from_env(REDIS_URL)
 CACHES["default"]["KEY_PREFIX"] = "ke-test"
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "redis://127.0.0.1:6379/2")
+CELERY_BROKER_URL = redis_db_for_this_worker(env_str("CELERY_BROKER_URL", "redis://127.0.0.1:6379/2"))
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never outside tests
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

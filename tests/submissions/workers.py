@@ -14,6 +14,7 @@ its children, `.log("gpu-a")` returns what it printed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -114,10 +115,8 @@ class CeleryWorkers:
     def kill(self, name: str) -> None:
         """SIGKILL the worker, its pool process and the judge's child: a machine lost mid-job."""
         process = self.processes.pop(name)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait(timeout=10)
 
     def stop(self, name: str) -> None:
@@ -133,10 +132,8 @@ class CeleryWorkers:
 
     def stop_all(self) -> None:
         for process in self.processes.values():  # all at once: each warm shutdown takes a second or two
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         for name in list(self.processes):
             self.stop(name)
 
@@ -158,8 +155,10 @@ def celery_workers(django_db_setup, django_db_blocker):
     broker = settings.CELERY_BROKER_URL
     assert broker.startswith("redis://"), "the pipeline tests need the real Redis broker"
     purge_broker(broker)
+    # The URLs below are this xdist worker's own already (config/settings/test.py): without
+    # PYTEST_XDIST_WORKER the Celery processes take them as they are instead of shifting them again.
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"},
         **TEST_ENV,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": database_url(connections["default"].settings_dict),
