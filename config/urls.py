@@ -13,7 +13,7 @@ admin.site.login = secure_admin_login(admin.site.login)
 handler400 = "config.errors.bad_request"
 
 urlpatterns = [
-    path("", include("apps.catalog.urls")),
+    path("", include("apps.pages.urls")),
     path("", include("apps.reading.urls")),
     path("", include("apps.subscriptions.urls")),
     path("", include("apps.reviews.urls")),

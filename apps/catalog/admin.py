@@ -42,7 +42,10 @@ class CapsuleAdmin(admin.ModelAdmin):
             "Text",
             {
                 "fields": ("body", "preview"),
-                "description": "Markdown as in content/README.md. Saving re-renders the preview; a re-import from content/ overwrites edits made here.",
+                "description": (
+                    "Markdown as in content/README.md. Saving re-renders the preview; "
+                    "a re-import from content/ overwrites edits made here."
+                ),
             },
         ),
         ("Revision", {"fields": ("revision", "updated_at")}),

@@ -208,7 +208,8 @@ def _render_figure(self, tokens, idx, options, env) -> str:
     return (
         f'<figure id="figure-{meta["number"]}">'
         f'<img src="{html.escape(meta["src"])}" alt="{html.escape(meta["caption"])}" loading="lazy">'
-        f'<figcaption><span class="figure-label">Figure {meta["number"]}.</span> {html.escape(meta["caption"])}</figcaption>'
+        f'<figcaption><span class="figure-label">Figure {meta["number"]}.</span> '
+        f"{html.escape(meta['caption'])}</figcaption>"
         "</figure>\n"
     )
 

@@ -388,7 +388,8 @@ def _metadata(package: ebook.EpubBook, sources: EpubSources, modified: datetime)
         ("schema:accessibilityHazard", "none"),
         (
             "schema:accessibilitySummary",
-            "Text with MathML maths (LaTeX kept as alternative text), described SVG figures and a navigable table of contents.",
+            "Text with MathML maths (LaTeX kept as alternative text), described SVG figures and a navigable "
+            "table of contents.",
         ),
     ):
         package.add_metadata(None, "meta", value, {"property": prop})

@@ -12,7 +12,7 @@ from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
-from apps.reading.policy import can_read, has_full_access
+from apps.reading.policy import can_read
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -81,49 +81,6 @@ def complete(request, slug):
     if request.htmx:
         return render(request, "reading/_complete_form.html", {"capsule": capsule, "progress": progress})
     return redirect(capsule.get_absolute_url())
-
-
-@require_GET
-@login_required
-@private_page
-def capsule_progress(request, slug):
-    from apps.submissions.views import exercise_context  # the exercise panel: submissions' own page part
-
-    capsule = catalog.capsule_get(slug)
-    return render(
-        request,
-        "reading/capsule_progress.html",
-        {
-            "capsule": capsule,
-            "readable": can_read(request.user, capsule),
-            "progress": selectors.progress_get(request.user, capsule),
-            **exercise_context(request, capsule),
-        },
-    )
-
-
-@require_GET
-@login_required
-@private_page
-def my_progress(request):
-    from apps.submissions.views import ladder_context  # the GEMM ladder: submissions' own page part
-
-    book = catalog.book_get()
-    parts = catalog.book_parts_with_capsules(book)
-    progress = selectors.progress_by_capsule(request.user, book)
-    return render(
-        request,
-        "reading/my_progress.html",
-        {
-            "book": book,
-            "parts": parts,
-            "progress": progress,
-            "summary": selectors.progress_summary(parts, progress),
-            "continue_capsule": selectors.continue_reading(parts, progress),
-            "full_access": has_full_access(request.user),
-            **ladder_context(request.user),
-        },
-    )
 
 
 @require_GET

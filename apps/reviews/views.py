@@ -6,6 +6,8 @@ those come back as 200 with the errors inside. Without JavaScript the same URLs 
 the landing page, or show the form page with its errors and the right status code.
 """
 
+import contextlib
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -164,10 +166,9 @@ def review_delete(request):
         if own is None:
             return redirect(_landing_reviews())
         return render(request, "reviews/review_delete.html", {"book": book, "own": own})
-    try:
+    # Already gone (a second tab, a double click) is the outcome the reader wanted.
+    with contextlib.suppress(services.ReviewNotFound):
         services.review_delete(user=request.user, book=book)
-    except services.ReviewNotFound:
-        pass  # already gone (a second tab, a double click): the outcome the reader wanted
     return _written(request, book, "Your review is deleted.")
 
 

@@ -1,12 +1,12 @@
-"""Reader-facing submission pages: the exercise panel of a capsule's progress page, the live list,
-a submission's detail, the diff of two, the leaderboard, and the staff view of queues and workers.
+"""Reader-facing submission pages: the submit form and the live list of the exercise panel (the
+panel itself is apps.submissions.panels, shown on apps.pages' capsule progress page), a submission's
+detail, the diff of two, the leaderboard, and the staff view of queues and workers.
 
 Views parse input, call a service or a selector, and render; statuses change only in services.
 Every page that shows an exercise's statement or starter asks `can_read` first; a submission is
 shown to its owner and to staff, and is a 404 for everyone else.
 """
 
-import hashlib
 import uuid
 
 from django.conf import settings
@@ -17,109 +17,29 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling, replace_url
 
 from apps.catalog import selectors as catalog
-from apps.reading import selectors as reading
 from apps.reading.policy import can_read
-from apps.submissions import charts, selectors, services
+from apps.submissions import selectors, services
 from apps.submissions.diff import source_diff
 from apps.submissions.forms import SubmissionForm
 from apps.submissions.models import Submission
+from apps.submissions.panels import exercise_panel, live_submissions
 
 private_page = cache_control(private=True, no_store=True)
 
-# htmx stops polling when a response has this status (and still swaps it in).
-HTMX_STOP_POLLING = 286
-
 
 # --- The exercise panel of /capsules/<slug>/progress/ ----------------------------------------------
-
-
-def exercise_context(request, capsule, form: SubmissionForm | None = None) -> dict:
-    """What templates/submissions/_exercise.html needs; used by reading's capsule_progress too.
-
-    Readers who may not read the capsule get only the exercise's title and the paywall: never the
-    statement, the starter or a form.
-    """
-    exercise = selectors.exercise_of(capsule)
-    if exercise is None:
-        return {"exercise": None}
-    if not can_read(request.user, capsule):
-        return {"exercise": exercise, "exercise_locked": True, "book": capsule.book}
-    if form is None:
-        # The editor resumes where the reader left off: their latest source, else the starter.
-        form = SubmissionForm(
-            initial={"source": selectors.latest_source(request.user, exercise) or exercise.starter_source}
-        )
-    return {
-        "exercise": exercise,
-        "exercise_locked": False,
-        "form": form,
-        "quota": selectors.quota_get(request.user),
-        **_live_context(request.user, exercise),
-    }
-
-
-def _live_context(user, exercise) -> dict:
-    """The polled part: the reader's submissions with live status, the history and the ladder."""
-    gpu_kind = selectors.default_gpu_kind()
-    submissions = selectors.submissions_recent(user, exercise)
-    workers: dict[str, int] = {}
-    for submission in submissions:
-        if not submission.is_finished:
-            submission.queue_position = selectors.queue_position(submission)
-            if submission.gpu_kind not in workers:
-                workers[submission.gpu_kind] = selectors.gpu_workers_online(submission.gpu_kind)
-            submission.workers_online = workers[submission.gpu_kind]
-    active = any(not s.is_finished for s in submissions)
-    state = "|".join(
-        f"{s.public_id}:{s.status}:{getattr(s, 'queue_position', '')}:{getattr(s, 'workers_online', '')}"
-        for s in submissions
-    )
-    points = [
-        charts.Point(
-            label=f"{p['created_at']:%d %b %H:%M}",
-            value=p["pct_of_baseline"] if p["status"] == Submission.Status.PASSED else None,
-        )
-        for p in selectors.history_points(user, exercise)
-    ]
-    best = selectors.best_submission(user, exercise, gpu_kind)
-    rungs = selectors.reference_ladder(exercise.problem, gpu_kind)
-    bars = [charts.Bar(label=r.title or r.step, value=r.pct_of_baseline) for r in rungs]
-    if best is not None:
-        bars.append(charts.Bar(label="You (best)", value=best.pct_of_baseline, highlight=True))
-        bars.sort(key=lambda b: (b.value is None, b.value or 0))
-    return {
-        "submissions": submissions,
-        "latest": submissions[0] if submissions else None,
-        "active": active,
-        "state": hashlib.sha256(state.encode()).hexdigest()[:16],
-        "gpu_kind": gpu_kind,
-        "best": best,
-        "rungs": rungs,
-        "history_chart": charts.line_chart(
-            points,
-            chart_id=f"history-{exercise.pk}",
-            title=f"Your submissions to {exercise.title}: % of cuBLAS",
-            desc="Each finished submission in order; crosses on the axis did not pass.",
-        )
-        if points
-        else None,
-        "ladder_chart": charts.bar_chart(
-            bars,
-            chart_id=f"ladder-{exercise.pk}",
-            title=f"Your best against the reference ladder on {gpu_kind.upper()}",
-            desc="Percent of cuBLAS at the largest benchmark shape.",
-        )
-        if bars
-        else None,
-    }
 
 
 @require_POST
 @login_required
 @private_page
 def submit(request, slug):
+    """With htmx the form answers in place: refused, the form again with its errors and the reader's
+    text (400); accepted, a fresh form and the live list, now polling. Without JavaScript, a refusal
+    is a page of its own with the form, and an accepted submission redirects to the progress page."""
     capsule = catalog.capsule_get(slug)
     exercise = selectors.exercise_of(capsule)
     if exercise is None or not can_read(request.user, capsule):
@@ -135,20 +55,17 @@ def submit(request, slug):
             form = _form_keeping_text(request, form, source)
             form.add_error(refusal.field if refusal.field in ("source", "plan") else None, refusal.message)
         else:
-            return redirect(
-                reverse("reading:capsule-progress", args=[capsule.slug]) + f"#submission-{submission.public_id}"
-            )
-    return render(
-        request,
-        "reading/capsule_progress.html",
-        {
-            "capsule": capsule,
-            "readable": True,
-            "progress": reading.progress_get(request.user, capsule),
-            **exercise_context(request, capsule, form=form),
-        },
-        status=400,
-    )
+            progress_url = reverse("pages:capsule-progress", args=[capsule.slug])
+            shown_at = f"{progress_url}#submission-{submission.public_id}"
+            if not request.htmx:
+                return redirect(shown_at)
+            panel = exercise_panel(request.user, capsule)
+            return replace_url(render(request, "submissions/_submitted.html", {"panel": panel}), shown_at)
+    if request.htmx:
+        context = {"capsule": capsule, "form": form, "quota": selectors.quota_get(request.user)}
+        return render(request, "submissions/_form.html", context, status=400)
+    panel = exercise_panel(request.user, capsule, form=form)
+    return render(request, "submissions/submit.html", {"panel": panel}, status=400)
 
 
 def _form_keeping_text(request, form: SubmissionForm, source: str) -> SubmissionForm:
@@ -169,27 +86,31 @@ def live(request, slug):
     exercise = selectors.exercise_of(capsule)
     if exercise is None or not can_read(request.user, capsule):
         if request.htmx:  # access ended while the page was polling: say so once and stop the polling
-            return HttpResponse(
-                '<p class="muted">This exercise is no longer open to you. Reload the page.</p>',
-                status=HTMX_STOP_POLLING,
+            return HttpResponseStopPolling(
+                '<p class="muted">This exercise is no longer open to you. Reload the page.</p>'
             )
         raise Http404("No exercise here")
     if not request.htmx:
-        return redirect("reading:capsule-progress", slug=capsule.slug)
-    context = _live_context(request.user, exercise)
+        return redirect("pages:capsule-progress", slug=capsule.slug)
+    live = live_submissions(request.user, exercise)
     return _polled(
         request,
         "submissions/_live.html",
-        {"capsule": capsule, "exercise": exercise, **context},
-        waiting=context["active"],
+        {"capsule": capsule, "exercise": exercise, "live": live},
+        state=live.state,
+        waiting=live.active,
     )
 
 
-def _polled(request, template: str, context: dict, *, waiting: bool) -> HttpResponse:
-    """An htmx poll's answer: 204 while the page shows the current state; 286 (stop polling) once nothing is left to wait for."""
-    if request.GET.get("state") == context["state"]:
+def _polled(request, template: str, context: dict, *, state: str, waiting: bool) -> HttpResponse:
+    """An htmx poll's answer: 204 while the page shows `state`; 286 (stop polling) once nothing is left
+    to wait for."""
+    if request.GET.get("state") == state:
         return HttpResponse(status=204)
-    return render(request, template, context, status=200 if waiting else HTMX_STOP_POLLING)
+    response = render(request, template, context)
+    if waiting:
+        return response
+    return HttpResponseStopPolling(response.content)
 
 
 # --- One submission -----------------------------------------------------------------------------
@@ -228,7 +149,9 @@ def detail(request, public_id):
     submission = _submission_or_404(request, public_id)
     context = _detail_context(submission)
     if request.htmx:
-        return _polled(request, "submissions/_result.html", context, waiting=not submission.is_finished)
+        return _polled(
+            request, "submissions/_result.html", context, state=context["state"], waiting=not submission.is_finished
+        )
     context["others"] = selectors.submissions_to_compare(submission)
     return render(request, "submissions/detail.html", context)
 
@@ -309,32 +232,3 @@ def queues(request):
             "by_status": selectors.submissions_by_status(),
         },
     )
-
-
-# --- "My progress" ------------------------------------------------------------------------------
-
-
-def ladder_context(user) -> dict:
-    """The reader's GEMM ladder for reading's my_progress page (templates/submissions/_gemm_ladder.html)."""
-    gpu_kind = selectors.default_gpu_kind()
-    rows = selectors.gemm_ladder(user, gpu_kind)
-    tried = [row for row in rows if row["tried"]]
-    chart = (
-        charts.bar_chart(
-            [
-                charts.Bar(
-                    label=f"{row['capsule'].number:02d} {row['capsule'].title}",
-                    value=row["best_pct"],
-                    marker=row["book_pct"],
-                    marker_label="book's kernel",
-                )
-                for row in rows
-            ],
-            chart_id="gemm-ladder",
-            title=f"Your best % of cuBLAS per GEMM capsule on {gpu_kind.upper()}",
-            desc="In book order; a tick marks the book's own kernel for the step, measured on the same GPU kind.",
-        )
-        if tried
-        else None
-    )
-    return {"gemm_ladder": rows, "gemm_ladder_chart": chart, "gemm_gpu_kind": gpu_kind}

@@ -33,12 +33,14 @@ INSTALLED_APPS = [
     "allauth.socialaccount.providers.github",
     "django_htmx",
     "django_ace",  # the submission editor: Ace and its widget script, served as static files
+    # By floor (tests/test_layers.py): an app imports only apps on the floors below it.
     "apps.accounts",
     "apps.catalog",
-    "apps.reading",
     "apps.subscriptions",
+    "apps.reading",
     "apps.reviews",
     "apps.submissions",
+    "apps.pages",
     "apps.demo",
 ]
 
@@ -131,8 +133,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "account_login"
-LOGIN_REDIRECT_URL = "catalog:landing"
-ACCOUNT_LOGOUT_REDIRECT_URL = "catalog:landing"
+LOGIN_REDIRECT_URL = "pages:landing"
+ACCOUNT_LOGOUT_REDIRECT_URL = "pages:landing"
 
 ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None

@@ -3,7 +3,9 @@
  * widget.js); this adds what the book needs on top. Without JavaScript the plain textarea submits.
  *  - CUDA keywords highlighted on top of Ace's C/C++ mode;
  *  - keyboard accessibility: Tab indents inside the editor, Escape then Tab leaves it (no trap);
- *  - the editor's input named after the field's label; light or dark theme with the site's.
+ *  - the editor's input named after the field's label; light or dark theme with the site's;
+ *  - the form posted over htmx: a refused submission's form (400) swapped in like a success, and the
+ *    editor of a form that htmx swaps in started as django-ace starts the page's own.
  */
 (function () {
   "use strict";
@@ -60,8 +62,47 @@
     // A form error names a line ("Line 12: ..."): nothing to do; the reader's text is already in place.
   }
 
+  // django-ace starts the editors that are on the page when it loads; one that htmx swaps in later
+  // starts here, from the settings its widget carries (the widget: an empty div, then the textarea).
+  function start(widget) {
+    var textarea = widget.nextElementSibling;
+    var editor = (widget.editor = ace.edit(widget.firstElementChild));
+    editor.session.setValue(textarea.value);
+    textarea.style.display = "none";
+    if (widget.dataset.mode) editor.session.setMode("ace/mode/" + widget.dataset.mode);
+    editor.setOptions({
+      tabSize: Number(widget.dataset.tabsize) || 4,
+      useSoftTabs: widget.dataset.usesofttabs !== "false",
+      showPrintMargin: widget.dataset.showprintmargin !== "false",
+      useWorker: widget.dataset.useworker !== "false",
+    });
+    editor.session.on("change", function () { textarea.value = editor.session.getValue(); });
+    widget.classList.remove("loading");
+  }
+
   window.addEventListener("load", function () {
     // django-ace's own load handler ran first (its script comes before this one).
     document.querySelectorAll(".submission-form .django-ace-widget").forEach(enhance);
+  });
+
+  document.addEventListener("htmx:load", function (event) {
+    if (event.detail.elt === document.body || !window.ace) return; // the page itself: django-ace's
+    event.detail.elt.querySelectorAll(".submission-form .django-ace-widget.loading").forEach(function (widget) {
+      start(widget);
+      enhance(widget);
+    });
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var form = event.detail.elt;
+    if (!form.matches || !form.matches(".submission-form") || event.detail.xhr.status !== 400) return;
+    if (event.detail.serverResponse.indexOf("submission-form") !== -1) {
+      // Refused: the form again, with its errors and the reader's text.
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    } else {
+      // The site's own 400 page (a form too large to send): shown as the plain form would show it.
+      form.submit();
+    }
   });
 })();

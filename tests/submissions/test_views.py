@@ -293,6 +293,34 @@ def test_a_refused_submission_says_why_and_keeps_the_readers_text(locked_exercis
     assert not Submission.objects.exists()
 
 
+def test_over_htmx_a_refused_submission_answers_with_its_form_alone_and_the_text_kept(locked_exercise, subscriber):
+    data = {"source": NAIVE, "plan": "[[launch]\nkernel = "}
+    response = client_for(subscriber).post(LOCKED_SUBMIT, data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "<html" not in body and "<script" not in body  # the form alone; the page's scripts stay put
+    assert 'class="form submission-form"' in body and 'hx-post="/capsules/locked-two/submit/"' in body
+    assert "The launch plan does not parse" in body and 'aria-invalid="true"' in body
+    assert _editor_text(body) == NAIVE and "[[launch]\nkernel = " in body
+    assert not Submission.objects.exists()
+
+
+def test_over_htmx_an_accepted_submission_answers_with_a_fresh_form_and_the_live_list(locked_exercise, subscriber):
+    response = client_for(subscriber).post(LOCKED_SUBMIT, {"source": NAIVE + "// htmx\n"}, HTTP_HX_REQUEST="true")
+    submission = Submission.objects.get()
+    assert response.status_code == 200
+    assert response["HX-Replace-Url"] == f"{LOCKED_PROGRESS}#submission-{submission.public_id}"
+    body = response.content.decode()
+    assert "<html" not in body and _editor_text(body) == NAIVE + "// htmx\n"  # what was just submitted
+    assert 'id="submissions-live" hx-swap-oob="outerHTML"' in body and 'hx-trigger="every 1500ms"' in body
+    assert f'id="submission-{submission.public_id}"' in body and "Queued" in body
+
+
+def test_without_js_a_refused_submission_is_a_page_that_leads_back_to_the_progress_page(locked_exercise, subscriber):
+    body = client_for(subscriber).post(LOCKED_SUBMIT, {"source": ""}).content.decode()
+    assert "<html" in body and f'href="{LOCKED_PROGRESS}"' in body and "The source is empty" in body
+
+
 def test_a_form_over_the_sites_request_limit_gets_a_page_that_says_so(locked_exercise, subscriber, settings):
     response = client_for(subscriber).post(LOCKED_SUBMIT, {"source": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)})
 
@@ -400,7 +428,7 @@ def test_a_compile_error_shows_the_line_and_its_code(locked_exercise, subscriber
     services.submission_compile(submission_id=submission.pk)
     submission.refresh_from_db()
     assert submission.status == "failed" and submission.verdict == "compile_error"
-    line = broken.splitlines().index(next(l for l in broken.splitlines() if "acc += Q[" in l)) + 1
+    line = broken.splitlines().index(next(text for text in broken.splitlines() if "acc += Q[" in text)) + 1
     client = client_for(subscriber)
     body = client.get(LOCKED_PROGRESS).content.decode()
     assert (
@@ -479,7 +507,7 @@ def test_the_diff_of_two_own_submissions_is_escaped_and_numbered(locked_exercise
     body = response.content.decode()
     assert response.status_code == 200
     assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
-    line = NAIVE.splitlines().index(next(l for l in NAIVE.splitlines() if "float acc = 0.0f;" in l)) + 1
+    line = NAIVE.splitlines().index(next(text for text in NAIVE.splitlines() if "float acc = 0.0f;" in text)) + 1
     assert re.search(
         rf'class="diff__removed">\s*<td class="num diff__n">{line}</td>\s*<td class="num diff__n"></td>', body
     )

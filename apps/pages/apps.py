@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class PagesConfig(AppConfig):
+    """Pages composed from several apps (the landing page, a capsule's progress, "my progress"). It
+    stands on the top floor: it reads through the panels and selectors of the apps below, and no app
+    imports it."""
+
+    name = "apps.pages"
+    label = "pages"
+    verbose_name = "Pages"
