@@ -1,5 +1,6 @@
 """Tests run against the real services: PostgreSQL and Redis (started by `make test`)."""
 
+import os
 from urllib.parse import urlsplit, urlunsplit
 
 from config.env import env_str
@@ -18,7 +19,7 @@ def redis_db_for_this_worker(url: str) -> str:
     test database, and this gives each its own Redis databases: every test empties the cache (FLUSHDB)
     and Celery tests purge the broker, which must not reach another worker's. Worker n adds 2n to the
     configured database numbers (defaults: gw0 uses 1 and 2, gw1 3 and 4, ...)."""
-    worker = env_str("PYTEST_XDIST_WORKER", "")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # set by pytest-xdist: not a setting
     if not worker:
         return url
     parts = urlsplit(url)
@@ -30,6 +31,9 @@ REDIS_URL = redis_db_for_this_worker(env_str("REDIS_URL", "redis://127.0.0.1:637
 CACHES = cache_from_env(REDIS_URL)
 CACHES["default"]["KEY_PREFIX"] = "ke-test"
 CELERY_BROKER_URL = redis_db_for_this_worker(env_str("CELERY_BROKER_URL", "redis://127.0.0.1:6379/2"))
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # Celery takes CELERY_BROKER_URL from the environment before its settings: the two must agree.
+    os.environ.update(REDIS_URL=REDIS_URL, CELERY_BROKER_URL=CELERY_BROKER_URL)
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never outside tests
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

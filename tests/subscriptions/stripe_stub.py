@@ -154,7 +154,10 @@ class StripeStub:
         body = json.dumps(event, indent=2).encode()
         response = requests.post(
             self.webhook_url, data=body, timeout=10,
-            headers={"Content-Type": "application/json; charset=utf-8", "Stripe-Signature": sign(body, self.webhook_secret)},
+            headers={
+                "Content-Type": "application/json; charset=utf-8",
+                "Stripe-Signature": sign(body, self.webhook_secret),
+            },
         )  # fmt: skip
         self.deliveries.append((event, response.status_code))
         return response
@@ -162,10 +165,11 @@ class StripeStub:
     def complete_checkout(self, session_id: str) -> dict:
         """What Stripe does when the customer pays: a subscription, then its events."""
         session = self.sessions[session_id]
+        meta = "subscription_data[metadata]["
         price = self.prices.get(session["line_items[0][price]"]) or price_object(session["line_items[0][price]"])
         sub = subscription_object(
             new_id("sub"), customer=session["customer"], price=price,
-            metadata={k[len("subscription_data[metadata]["):-1]: v for k, v in session.items() if k.startswith("subscription_data[metadata][")},
+            metadata={k[len(meta) : -1]: v for k, v in session.items() if k.startswith(meta)},
         )  # fmt: skip
         self.subscriptions[sub["id"]] = sub
         completed = {
@@ -232,7 +236,8 @@ class StripeStub:
             session_id = new_id("bps")
             self.sessions[session_id] = dict(form)
             return 200, {"id": session_id, "object": "billing_portal.session", "customer": form.get("customer"),
-                         "return_url": form.get("return_url"), "url": f"{self.url}/portal/{session_id}", "livemode": False}, {}  # fmt: skip
+                         "return_url": form.get("return_url"), "url": f"{self.url}/portal/{session_id}",
+                         "livemode": False}, {}  # fmt: skip
         if method == "GET" and (m := re.fullmatch(r"/v1/prices/([^/]+)", path)):
             return self._found(self.prices.get(m[1]), "price", m[1])
         if method == "GET" and (m := re.fullmatch(r"/v1/subscriptions/([^/]+)", path)):
@@ -247,8 +252,10 @@ class StripeStub:
             return 303, "", {"Location": success}
         if method == "GET" and (m := re.fullmatch(r"/portal/([^/]+)", path)):
             page = (
-                "<!DOCTYPE html><html lang=en><title>Billing portal (stand-in)</title><h1>Manage your subscription</h1>"
-                f"<form method=post action=/portal/{m[1]}/cancel><button type=submit>Cancel subscription</button></form>"
+                "<!DOCTYPE html><html lang=en><title>Billing portal (stand-in)</title>"
+                "<h1>Manage your subscription</h1>"
+                f"<form method=post action=/portal/{m[1]}/cancel>"
+                "<button type=submit>Cancel subscription</button></form>"
                 f'<a href="{self.sessions[m[1]]["return_url"]}">Return</a>'
             )
             return 200, page, {"Content-Type": "text/html; charset=utf-8"}
