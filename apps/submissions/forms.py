@@ -6,8 +6,9 @@ uploaded `.cu` file. Whether a submission is acceptable (access, quota, size, pl
 """
 
 from django import forms
-from django.conf import settings
 from django_ace import AceWidget
+
+from apps.submissions.models import Submission
 
 # Read at most this much of an upload: enough to tell the service "too large" with the real size
 # rule, without holding an arbitrarily large file in memory.
@@ -15,7 +16,7 @@ UPLOAD_READ_LIMIT_BYTES = 2 * 1024 * 1024
 
 
 def _source_limit_kb() -> int:
-    return getattr(settings, "SUBMISSION_MAX_SOURCE_BYTES", 256 * 1024) // 1024
+    return Submission.source_max_bytes() // 1024
 
 
 class SubmissionForm(forms.Form):
@@ -51,7 +52,9 @@ class SubmissionForm(forms.Form):
                 "class": "code",
                 "spellcheck": "false",
                 "autocapitalize": "off",
-                "placeholder": '[[launch]]\nkernel = "sgemm_naive"\ngrid = ["cdiv(N, 32)", "cdiv(M, 32)"]\nblock = [32, 32]',
+                "placeholder": (
+                    '[[launch]]\nkernel = "sgemm_naive"\ngrid = ["cdiv(N, 32)", "cdiv(M, 32)"]\nblock = [32, 32]'
+                ),
             }
         ),
         help_text="TOML, as inside the <code>/* @plan */</code> comment. Leave it empty to use the plan in your file; "
@@ -80,7 +83,8 @@ class SubmissionForm(forms.Form):
         data = upload.read(UPLOAD_READ_LIMIT_BYTES + 1)
         if len(data) > UPLOAD_READ_LIMIT_BYTES:
             raise forms.ValidationError(
-                f"This file is {upload.size // 1024} KB; a submission may have at most {_source_limit_kb()} KB of source."
+                f"This file is {upload.size // 1024} KB; "
+                f"a submission may have at most {_source_limit_kb()} KB of source."
             )
         try:
             text = data.decode("utf-8")

@@ -59,6 +59,8 @@ class Submission(models.Model):
 
     FINISHED = (Status.PASSED, Status.FAILED, Status.ERROR, Status.TIMED_OUT)
 
+    FILENAME_MAX_CHARS = 200  # an uploaded file's name is kept up to this length
+
     class Review(models.TextChoices):
         NONE = "", "Not flagged"
         PENDING = "pending", "Flagged, awaiting review"
@@ -70,9 +72,11 @@ class Submission(models.Model):
     )  # in URLs: not guessable, not countable
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="submissions")
-    source = models.TextField()
+    source = models.TextField()  # at most source_max_bytes() of UTF-8
     source_sha256 = models.CharField(max_length=64)
-    filename = models.CharField(max_length=200, blank=True, help_text="The uploaded file's name, if uploaded")
+    filename = models.CharField(
+        max_length=FILENAME_MAX_CHARS, blank=True, help_text="The uploaded file's name, if uploaded"
+    )
     gpu_kind = models.CharField(max_length=32, help_text="Which GPU queue judges it, e.g. h200")
     arch = models.CharField(max_length=16)
 
@@ -117,6 +121,12 @@ class Submission(models.Model):
 
     def __str__(self):
         return f"{self.public_id} · {self.user} · {self.exercise.problem} · {self.status}"
+
+    @staticmethod
+    def source_max_bytes() -> int:
+        """The largest source accepted, in UTF-8 bytes: the judge's own limit, set per deployment
+        (SUBMISSION_MAX_SOURCE_BYTES). The form states it; services.submission_create enforces it."""
+        return settings.SUBMISSION_MAX_SOURCE_BYTES
 
     @property
     def is_finished(self) -> bool:

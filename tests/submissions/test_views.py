@@ -209,13 +209,14 @@ def test_a_reader_without_access_sees_the_paywall_and_no_statement_or_starter(lo
 @pytest.mark.parametrize("kind", ["active", "complimentary", "staff"])
 def test_a_reader_with_access_gets_statement_starter_editor_and_quota(locked_exercise, kind, settings):
     settings.SUBMISSIONS_PER_HOUR = 5
+    settings.SUBMISSION_MAX_SOURCE_BYTES = 64 * 1024  # the form states the model's limit
     body = client_for(make_visitor(kind)).get(LOCKED_PROGRESS).content.decode()
     assert STATEMENT_SENTINEL in body
     textarea = re.search(r'<textarea name="source"[^>]*>(.*?)</textarea>', body, re.S)
     assert textarea and STARTER_SENTINEL in textarea.group(1)  # the plain textarea, before Ace takes over
     assert "django-ace-widget" in body and "mode-c_cpp.js" in body and 'data-tabsize="4"' in body
     assert 'type="file" name="upload"' in body and 'name="plan"' in body
-    assert "<strong>5</strong> submissions left" in body
+    assert "<strong>5</strong> submissions left" in body and "launch plan, up to 64 KB" in body
 
 
 def test_the_editor_starts_from_the_readers_latest_submission(locked_exercise, subscriber):
