@@ -1,7 +1,23 @@
+from pathlib import Path
+
 import pytest
 from django.core.cache import cache
 
 from tests.factories import PASSWORD, UserFactory
+
+E2E = Path(__file__).parent / "e2e"
+# Fixtures that start real processes or servers: a test using one takes seconds.
+SLOW_FIXTURES = {"celery_workers", "celery_worker", "localstripe", "live_server"}
+
+
+def pytest_collection_modifyitems(items):
+    """`e2e` for every test under tests/e2e, `slow` for every test that starts workers or servers
+    (others carry `slow` themselves), so that `-m "not slow and not e2e"` is the quick loop."""
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+        if SLOW_FIXTURES.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +43,7 @@ def staff(db):
     return UserFactory(email="staff@example.org", is_staff=True, is_superuser=True)
 
 
-MINI_BOOK = __import__("pathlib").Path(__file__).parent / "catalog" / "books" / "mini"
+MINI_BOOK = Path(__file__).parent / "catalog" / "books" / "mini"
 # Planted in the locked capsule's body and figure of the mini book: must reach only readers with access.
 LOCKED_SENTINELS = ("SENTINEL-LOCKED-PARAGRAPH", "SENTINEL-LOCKED-FIGURE")
 

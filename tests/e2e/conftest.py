@@ -1,4 +1,5 @@
-"""Real-browser tests: Playwright driving Debian's chromium against Django's live server."""
+"""Real-browser tests: Playwright driving Debian's chromium against Django's live server (all marked
+`e2e` by tests/conftest.py)."""
 
 import threading
 import time
@@ -20,12 +21,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "tests/e2e/" in str(item.fspath):
-            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +83,8 @@ def requests_in_flight():
 
 @pytest.fixture(autouse=True)
 def quiet_server_before_flush(request, requests_in_flight):
-    """Set up after pytest-django's live-server helper, so torn down before its flush, and after the pages' contexts close."""
+    """Set up after pytest-django's live-server helper, so torn down before its flush, and after the
+    pages' contexts close."""
     yield
     if "live_server" in request.fixturenames:
         requests_in_flight.wait_until_quiet()

@@ -28,10 +28,21 @@ def axe_problems(page) -> list[str]:
 
     # Colour contrast is judged on what is painted: let entrance animations (the resume notice
     # fades in) finish first, or axe measures a half-transparent frame.
-    page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running')")
+    wait_until_still(page)
     problems = []
     for violation in Axe().run(page).response["violations"]:
         if violation["impact"] in ("serious", "critical"):
             targets = [" ".join(map(str, node["target"])) for node in violation["nodes"][:5]]
             problems.append(f"{violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
     return problems
+
+
+def wait_until_still(page) -> None:
+    """Until no animation or transition that ends is running (hover fades, a colour-scheme switch, the
+    resume notice; endless ones such as the editor's blinking cursor never settle, so they do not
+    count): what a screenshot or a check then sees is what the page settles on."""
+    page.wait_for_function(
+        """() => document.getAnimations().every(
+            a => a.playState !== "running" || a.effect.getComputedTiming().endTime === Infinity
+        )"""
+    )

@@ -18,7 +18,8 @@ from apps.catalog.models import Capsule
 from apps.catalog.services import book_import
 from apps.reading.models import ReadingProgress
 from tests.conftest import LOCKED_SENTINELS
-from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in
+from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in, wait_until_still
+from tests.subscriptions.conftest import wait_for
 from tests.subscriptions.visitors import make_visitor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -149,7 +150,8 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
     notice = page.locator(".resume-notice")
     expect(notice).to_contain_text(f"Resumed where you left off ({round(left_at * 100)}%)")
     page.wait_for_load_state("load")
-    page.wait_for_timeout(300)  # lazily loaded figures above the place have arrived and been compensated for
+    # The figures above the place have arrived (the reader loads them at once and keeps the place).
+    page.wait_for_function("[...document.querySelectorAll('#capsule-body img')].every(img => img.complete)")
     assert reading_position(page) == pytest.approx(left_at, abs=0.02)
     assert page.evaluate("window.scrollY") == pytest.approx(
         left_at_y, abs=0.02 * page.evaluate("document.documentElement.scrollHeight")
@@ -195,8 +197,11 @@ def test_the_landing_page_and_the_reader_have_no_serious_accessibility_violation
         page.goto(live_server.url + capsule.get_absolute_url())
         page.wait_for_load_state("load")
         problems[f"reader, subscriber, {name}"] = axe_problems(page)
-        scroll_to_position(page, 0.5)  # the resume notice on the next visit
-        page.wait_for_timeout(900)
+        scroll_to_position(page, 0.5)  # the resume notice on the next visit, once the place is saved
+        wait_for(
+            lambda: ReadingProgress.objects.filter(user=subscriber, capsule=capsule, position__gt=0.4).exists(),
+            message="the saved reading position",
+        )
         page.goto(live_server.url + "/")
         problems[f"landing, subscriber, {name}"] = axe_problems(page)
         page.goto(live_server.url + capsule.get_absolute_url())
@@ -261,7 +266,7 @@ def test_screenshots_of_the_landing_page_and_the_reader(browser, live_server, de
 
 def shoot(page, folder: Path, name: str, *, full_page: bool = False) -> list[Path]:
     """One screenshot, after checking that nothing makes the page scroll sideways."""
-    page.wait_for_timeout(150)
+    wait_until_still(page)
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, f"{name}: the page is {overflow}px wider than the viewport"
     path = folder / f"{name}.png"

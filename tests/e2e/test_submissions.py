@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 
 from apps.catalog.services import book_import
 from apps.submissions.models import Submission
-from tests.e2e.pages import axe_problems, sign_in
+from tests.e2e.pages import axe_problems, sign_in, wait_until_still
 from tests.factories import PASSWORD
 from tests.submissions.workers import celery_workers  # noqa: F401  (the pipeline's real workers, per module)
 from tests.subscriptions.visitors import make_visitor
@@ -50,7 +50,7 @@ def demo_book(transactional_db):
 
 
 def shoot(page, folder: Path, name: str) -> None:
-    page.wait_for_timeout(150)
+    wait_until_still(page)
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     if overflow > 0:
         # The smallest elements whose removal ends the overflow: what to fix.
@@ -62,8 +62,13 @@ def shoot(page, folder: Path, name: str) -> None:
                 el.style.display = "none";
                 const fixes = !wide();
                 el.style.display = before;
-                if (fixes && ![...el.children].some(child => { child.style.display = "none"; const f = !wide(); child.style.display = ""; return f; }))
-                    found.push(el.tagName + "." + el.className);
+                const childFixes = child => {
+                    child.style.display = "none";
+                    const f = !wide();
+                    child.style.display = "";
+                    return f;
+                };
+                if (fixes && ![...el.children].some(childFixes)) found.push(el.tagName + "." + el.className);
             }
             return found.slice(0, 8);
         }""")
