@@ -32,11 +32,16 @@ run: $(INSTALLED)
 	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
-# The whole suite, against real PostgreSQL and Redis (started here where they are not
+# Lint, then the whole suite, against real PostgreSQL and Redis (started here where they are not
 # running) and Debian's chromium for the browser tests. pytest exits non-zero when it finds
-# no tests, so an empty run fails.
+# no tests, so an empty run fails. The suite runs in PYTEST_WORKERS processes (pytest-xdist),
+# each with its own test database and Redis databases (config/settings/test.py); most tests
+# wait on browsers, servers and worker processes, so more processes than cores pay.
+PYTEST_WORKERS ?= 3
 test: $(INSTALLED) services
-	$(PY) -m pytest
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest -n $(PYTEST_WORKERS)
 
 services:
 	bash .ci/services.sh
