@@ -25,12 +25,6 @@ def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
     return get_user_model().objects.filter(pk=user.pk).filter(Exists(subscriptions) | Exists(complimentary)).exists()
 
 
-def request_has_full_access(request) -> bool:
-    """The old name of `has_subscriber_access(request.user)`, left only for subscriptions/views.py
-    until it calls that directly."""
-    return has_subscriber_access(getattr(request, "user", None))
-
-
 def stripe_is_configured() -> bool:
     """Checkout needs the secret key, at least one Price and the webhook secret (without which
     a payment would never be seen)."""

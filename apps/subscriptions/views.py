@@ -55,7 +55,7 @@ def pricing(request):
             "plans": selectors.pricing_plans(),
             "stripe_configured": selectors.stripe_is_configured(),
             "trial_days": settings.STRIPE_TRIAL_DAYS,
-            "has_full_access": selectors.request_has_full_access(request),
+            "has_subscriber_access": selectors.has_subscriber_access(request.user),
             "next": _safe_next(request, request.GET.get("next")),
             "missing_settings": [
                 name
@@ -106,7 +106,7 @@ def checkout(request):
 def checkout_success(request):
     # Grants nothing: access follows the webhook. The page polls the stored state.
     context = {
-        "has_full_access": selectors.request_has_full_access(request),
+        "has_subscriber_access": selectors.has_subscriber_access(request.user),
         "next": _safe_next(request, request.GET.get("next")),
     }
     return render(request, "subscriptions/checkout_success.html", context)
@@ -141,7 +141,7 @@ def portal(request):
 def access_status(request):
     """The htmx fragment of the success page: polls until the webhook has given access."""
     context = {
-        "has_full_access": selectors.request_has_full_access(request),
+        "has_subscriber_access": selectors.has_subscriber_access(request.user),
         "next": _safe_next(request, request.GET.get("next")),
     }
     return render(request, "subscriptions/_access_status.html", context)

@@ -59,7 +59,7 @@ def submission_create(
         raise SubmissionRefused("The file is not CUDA source text (it contains NUL bytes).", field="source")
     if plan is not None and plan.strip():
         source = plan_into_source(source, plan)
-    limit = settings.SUBMISSION_MAX_SOURCE_BYTES
+    limit = Submission.source_max_bytes()
     size = len(source.encode("utf-8"))
     if size > limit:
         raise SubmissionRefused(
@@ -84,7 +84,7 @@ def submission_create(
             user=user,
             exercise=exercise,
             source=source,
-            filename=(filename or "")[:200],
+            filename=(filename or "")[: Submission.FILENAME_MAX_CHARS],
             source_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
             gpu_kind=settings.DEFAULT_GPU_KIND,
             arch=exercise.arch,
