@@ -4,8 +4,8 @@
 // halved in shared memory (256 -> 128 -> ... -> 1, a barrier between steps) and thread 0 writes the block's sum to
 // workspace[block]. Launch 2: one block does the same over the partial sums and writes out[0]. Both launches run
 // the same kernel; `second` picks the input. The order of additions is fixed, so the result is deterministic.
-// Prediction: 50-70% of the read bandwidth. Each thread has one 4-byte load in flight per loop trip (the next
-// address waits for nothing, but the adds into one accumulator form a chain the compiler keeps in order), and
+// Prediction: 50-70% of the read bandwidth. Loads are 4 bytes wide and few are in flight per thread (the adds
+// into one accumulator form a chain the compiler must keep in order, FP addition not being associative), and
 // the 8-step tree costs 8 barriers, most threads idle, per block; 65536 blocks do it.
 // Measured on the H200: (filled in after the measurement)
 
