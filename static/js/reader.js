@@ -69,6 +69,10 @@
       updaters.push(focusableWhenScrolling(wrap, "Table " + (index + 1) + " (scrolls sideways)"));
     });
 
+    body.querySelectorAll('math:not([display="block"])').forEach(function (formula) {
+      if (formula.getBoundingClientRect().width > body.clientWidth) formula.classList.add("math--wide");
+    });
+
     body.querySelectorAll("pre > code").forEach(function (code) {
       var pre = code.parentElement;
       var match = /(?:^|\s)language-([\w+-]+)/.exec(code.className);
