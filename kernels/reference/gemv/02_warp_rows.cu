@@ -6,7 +6,8 @@
 // walking W once per vector; (3) a warp owns 4 rows, so each x piece (read through L1 with ld.global.nc, 16 KB per
 // vector, shared by all warps) serves 4 rows: x's L1 traffic is B/4 times W's rather than B times; W is loaded with
 // an L1::no_allocate hint so that it does not evict x; (4) two pieces per row are loaded before any arithmetic:
-// 4 rows x 2 x 16 bytes = 128 bytes in flight per lane. The 16-byte path needs K % 8 == 0 and 16-byte aligned W and x
+// 4 rows x 2 x 16 bytes = 128 bytes in flight per lane (one piece per row above 4 vectors, where 32 accumulators
+// take the registers); 4 blocks of 4 warps per SM keep all 512 blocks resident at N = 8192. The 16-byte path needs K % 8 == 0 and 16-byte aligned W and x
 // (tested once per launch); otherwise the same kernel reads one element per lane per step. Batches of more than 8
 // vectors are done 8 at a time. Prediction: B = 1 near the memory roofline (~85%); B = 8 lower, because a 16-byte
 // W piece now costs 8 conversions plus 8 x (8 conversions + 32 FMAs) per 4 rows, which brings the issue rate close to
