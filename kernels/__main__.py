@@ -95,10 +95,15 @@ def _format_judge(result: JudgeResult, compiled: CompileResult) -> str:
             f"  bench {sizes}: median {b.candidate.median_ms:.4f} ms "
             f"(IQR {b.candidate.iqr_ms:.4f}, n={b.candidate.samples}), {b.tflops:.2f} TFLOP/s, {b.gbps:.0f} GB/s"
         )
+        if b.unit == "GB/s":
+            baseline = f"{b.baseline_gbps or 0:.0f} GB/s"
+            roofline = f"{b.roofline_gbps or 0:.0f} GB/s copy"
+        else:
+            baseline, roofline = f"{b.baseline_tflops:.2f} TFLOP/s", f"{b.roofline_tflops:.2f} TFLOP/s"
         lines.append(
-            f"        baseline {b.baseline.median_ms:.4f} ms ({b.baseline_tflops:.2f} TFLOP/s): "
+            f"        baseline {b.baseline.median_ms:.4f} ms ({baseline}): "
             f"{b.pct_of_baseline:.1f}% of baseline, {b.pct_of_roofline:.1f}% of roofline "
-            f"({b.roofline_tflops:.2f} TFLOP/s), max rel_err {b.max_rel_err:.1e}"
+            f"({roofline}), max rel_err {b.max_rel_err:.1e}"
         )
         lines += [f"        FLAG: {f}" for f in b.flags]
     if result.telemetry:

@@ -1,5 +1,5 @@
-"""Correctness for the GPU job: the reference (computed only after the candidate ran), the element-wise
-comparison, the per-shape check, and the cap on printed output.
+"""Correctness for the GPU job: the reference (computed only after the candidate ran), the baseline's outputs,
+the per-shape check of every output (the comparison itself is `compare.py`), and the cap on printed output.
 
 A failure that decides the job's verdict is raised as `JobFailed`; it lives here because the checks and the
 timed rounds both raise it and the job entry point (`runner.judge_job`) turns it into the result.
@@ -7,18 +7,16 @@ timed rounds both raise it and the job entry point (`runner.judge_job`) turns it
 
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import dataclass
 
 import cupy as cp
-import numpy as np
 
 from kernels import gpu
 from kernels import plan as plan_mod
+from kernels.compare import Expected, by_output, compare_outputs, expected_from, label
 from kernels.fingerprint import fingerprint
 from kernels.inputs import Prepared, input_faults, prepare, read_inputs, run_plan
-from kernels.problems import ELEMENT_TOLERANCE_FACTOR, Problem, Shape
+from kernels.problems import Problem, Shape
 from kernels.results import ShapeCheck, Verdict
 
 # Anything a kernel prints beyond this is a flood: printf from every thread of a grid, say.
@@ -31,31 +29,21 @@ class JobFailed(Exception):
         self.verdict, self.message, self.error = verdict, message, error
 
 
-@dataclass
-class Expected:
-    """The reference output (float64) and the norm that errors are measured against."""
-
-    values: cp.ndarray
-    scale_norm: float
-
-
 def expected_of(problem: Problem, inputs: dict[str, cp.ndarray], sizes: dict[str, int]) -> Expected:
-    """The scale is ||reference||, unless the output's terms cancel: then a correct answer still carries the
-    rounding error of its terms, and the scale is the norm of the terms' magnitudes over sqrt(reduction).
-    For zero-mean random terms that floor sits below ||reference|| (sums grow like sqrt(K)), so it only
-    takes over where cancellation shrank the reference, e.g. alpha*a*b + beta*c at 1 x 1 x 1."""
+    """The reference of every output (float64 for tolerance outputs, the stored dtype for exact ones), shaped
+    like the outputs, with the norms errors are measured against (see `compare.expected_from`)."""
     module = problem.module()
-    values = module.reference(inputs, sizes, problem.params)
-    terms_norm = float(cp.linalg.norm(module.magnitude(inputs, sizes, problem.params)))
-    reduction = max(plan_mod.evaluate(problem.reduction, sizes), 1)
-    return Expected(values, max(float(cp.linalg.norm(values)), terms_norm / math.sqrt(reduction)))
+    reference = module.reference(inputs, sizes, problem.params)
+    magnitude = module.magnitude(inputs, sizes, problem.params) if hasattr(module, "magnitude") else None
+    shapes = {name: inputs[name].shape for name in problem.outputs}
+    return expected_from(problem, reference, magnitude, sizes, shapes)
 
 
 def expected_after(prepared: Prepared) -> Expected:
-    """Regenerate the inputs from the seed and compute the reference (float64) from them. Called only
-    after the candidate has finished, so that no kernel ever runs while the reference exists. The
-    regenerated inputs must match the fingerprints taken before the launch: then the reference is that of
-    exactly the inputs the kernel was given."""
+    """Regenerate the inputs from the seed and compute the reference from them. Called only after the
+    candidate has finished, so that no kernel ever runs while the reference exists. The regenerated inputs
+    must match the fingerprints taken before the launch: then the reference is that of exactly the inputs the
+    kernel was given."""
     problem = prepared.problem
     inputs = prepared.generate()
     drifted = [n for n in read_inputs(problem) if fingerprint(inputs[n], prepared.key) != prepared.fingerprints[n]]
@@ -70,15 +58,42 @@ def expected_after(prepared: Prepared) -> Expected:
     return expected_of(problem, inputs, prepared.sizes)
 
 
+def baseline_outputs(problem: Problem, prepared: Prepared, returned) -> dict[str, cp.ndarray]:
+    """What the baseline answered: the shared output buffers it wrote into, or, output by output, the arrays
+    it returned instead (a library call without an out= variant), viewed in the stored dtype."""
+    outs = prepared.outputs()
+    if returned is None:
+        return outs
+    for name, array in by_output(problem, returned, "baseline()").items():
+        stored = outs[name].dtype
+        if array.size != outs[name].size or array.dtype.itemsize != stored.itemsize:
+            raise ValueError(
+                f"{problem.name}: baseline() returned {name!r} as {array.size} x {array.dtype}; "
+                f"the output is {outs[name].size} x {stored}"
+            )
+        outs[name] = cp.ascontiguousarray(array).view(stored).reshape(outs[name].shape)
+    return outs
+
+
+def call_baseline(problem: Problem, prepared: Prepared, ctx: gpu.GpuContext, function=None):
+    """The baseline (`function`, else the problem's) on this input set: `outs` is the output array itself for
+    one-output problems (as the GEMM baselines take it), else the dict of output arrays. Returns what it
+    returned (None, or arrays of its own)."""
+    function = function or problem.module().baseline
+    outs = prepared.outputs()
+    target = outs[problem.output] if len(outs) == 1 else outs
+    return function(prepared.arrays(), target, prepared.sizes, problem.params, ctx)
+
+
 def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
-    """Prepare, run the baseline and check once at the first test shape (compiles CuPy's kernels)."""
+    """Prepare, run the baseline and check once at the first test shape (compiles CuPy's kernels, loads the
+    baseline's library)."""
     shape = problem.tests[0]
     prepared = prepare(problem, shape.sizes, [0, shape.seed])
-    out = prepared.buffers[problem.output].array
-    problem.module().baseline(prepared.arrays(), out, shape.sizes, problem.params, ctx)
+    returned = call_baseline(problem, prepared, ctx)
+    outs = baseline_outputs(problem, prepared, returned)
     input_faults(prepared)
-    expected = expected_after(prepared)
-    compare(out, expected, problem.tolerance(shape.sizes), shape.sizes)
+    compare_outputs(problem, outs, expected_after(prepared), shape.sizes)
 
 
 def check_shape(problem: Problem, shape: Shape, launches, kernels, seed: int, arch: str) -> ShapeCheck:
@@ -88,66 +103,10 @@ def check_shape(problem: Problem, shape: Shape, launches, kernels, seed: int, ar
     resolved = [plan_mod.resolve(launch, sizes, arch) for launch in launches]
     run_plan(resolved, kernels, prepared.args)
     cp.cuda.Device().synchronize()
-    tol = problem.tolerance(sizes)
     fault = input_faults(prepared)
     if fault:
-        return ShapeCheck(sizes, False, None, tol, message=f"{label(sizes)}: {fault}")
-    expected = expected_after(prepared)
-    return compare(prepared.buffers[problem.output].array, expected, tol, sizes)
-
-
-def compare(out: cp.ndarray, expected: Expected, tol: float, sizes: dict[str, int]) -> ShapeCheck:
-    """Every element: non-finite ones (unwritten NaN poison), large outliers, and the relative norm error."""
-    ref = expected.values
-    out64 = out.astype(cp.float64)
-    finite = cp.isfinite(out64)
-    nonfinite = int(out64.size - int(cp.count_nonzero(finite)))
-    err = cp.where(finite, cp.abs(out64 - ref), 0.0)
-    err_norm = float(cp.linalg.norm(err))
-    rel_err = err_norm / expected.scale_norm if expected.scale_norm > 0 else err_norm
-    rms_scale = expected.scale_norm / np.sqrt(max(ref.size, 1))
-    bad = ~finite | (err > ELEMENT_TOLERANCE_FACTOR * tol * rms_scale)
-    bad_count = int(cp.count_nonzero(bad))
-    check = ShapeCheck(
-        sizes,
-        nonfinite == 0 and bad_count == 0 and rel_err <= tol,
-        rel_err,
-        tol,
-        max_abs_err=float(err.max()) if err.size else 0.0,
-        nonfinite_count=nonfinite,
-        bad_count=bad_count,
-    )
-    if bad_count:
-        flat = int(cp.argmax(bad))
-        check.first_bad_index = [int(i) for i in np.unravel_index(flat, out.shape)]
-        value = float(out64.ravel()[flat])
-        check.first_bad_value = value if np.isfinite(value) else None
-        check.first_bad_expected = float(ref.ravel()[flat])
-    check.message = _describe(check)
-    return check
-
-
-def _describe(check: ShapeCheck) -> str:
-    where = label(check.sizes)
-    if check.passed:
-        return f"{where}: ok, rel_err {check.rel_err:.2e} <= {check.tolerance:.2e}"
-    parts = []
-    if check.nonfinite_count:
-        parts.append(f"{check.nonfinite_count} elements NaN/Inf (never written?)")
-    if check.bad_count:
-        got = "NaN/Inf" if check.first_bad_value is None else f"{check.first_bad_value:.6g}"
-        parts.append(
-            f"{check.bad_count} elements wrong, first at {check.first_bad_index}: got {got}, "
-            f"expected {check.first_bad_expected:.6g}"
-        )
-    if check.rel_err > check.tolerance:
-        parts.append(f"rel_err {check.rel_err:.2e} > tolerance {check.tolerance:.2e}")
-    return f"{where}: " + "; ".join(parts)
-
-
-def label(sizes: dict[str, int]) -> str:
-    """A shape as messages name it: "M=128, N=128, K=64"."""
-    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+        return ShapeCheck(sizes, False, None, problem.tolerance(sizes), message=f"{label(sizes)}: {fault}")
+    return compare_outputs(problem, prepared.outputs(), expected_after(prepared), sizes)
 
 
 def check_printed_output() -> None:

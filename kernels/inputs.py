@@ -9,6 +9,7 @@ not against device copies. The guard bands stay: they name a sloppy out-of-bound
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ import cupy as cp
 import numpy as np
 
 from kernels.fingerprint import fingerprint
-from kernels.problems import Problem
+from kernels.problems import WORKSPACE_FILL_BYTE, Problem, poison_value
 from kernels.results import ResolvedLaunch
 
 if TYPE_CHECKING:
@@ -28,15 +29,21 @@ _FINGERPRINT_STREAM = 1  # fingerprint keys come from a child stream of each inp
 
 
 class Guarded:
-    """Room for an array shaped like `like`, between two guard bands of known bytes: writes out of bounds
+    """Room for an array of `shape` and `dtype`, between two guard bands of known bytes: writes out of bounds
     show up there."""
 
-    def __init__(self, like: cp.ndarray):
-        body = (like.nbytes + 255) // 256 * 256  # keep the array 256-byte aligned, as cudaMalloc would
+    def __init__(self, shape: tuple[int, ...], dtype):
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        body = (nbytes + 255) // 256 * 256  # keep the array 256-byte aligned, as cudaMalloc would
         self.base = cp.empty(GUARD_BYTES + body + GUARD_BYTES, dtype=cp.uint8)
         self.base.fill(GUARD_BYTE)
-        self.array = self.base[GUARD_BYTES : GUARD_BYTES + like.nbytes].view(like.dtype).reshape(like.shape)
-        self._tail = GUARD_BYTES + like.nbytes
+        self.array = self.base[GUARD_BYTES : GUARD_BYTES + nbytes].view(dtype).reshape(shape)
+        self._tail = GUARD_BYTES + nbytes
+
+    @classmethod
+    def like(cls, array: cp.ndarray) -> Guarded:
+        return cls(array.shape, array.dtype)
 
     def guards_intact(self) -> bool:
         return not bool((self.base[:GUARD_BYTES] != GUARD_BYTE).any() or (self.base[self._tail :] != GUARD_BYTE).any())
@@ -59,18 +66,31 @@ class Prepared:
         """The input set, drawn again from its seed (a fresh generator: no state survives a launch)."""
         return self.problem.module().make_inputs(self.sizes, cp.random.default_rng(self.seed), self.problem.params)
 
-    def reset_output(self, inputs: dict[str, cp.ndarray] | None = None) -> None:
-        """The output's starting value: the input's values where it is read (GEMM's C; regenerated unless
-        given), else NaN poison."""
-        out = self.buffers[self.problem.output].array
-        if self.problem.output_is_input:
-            out[...] = (inputs or self.generate())[self.problem.output]
-        else:
-            out.fill(np.nan)
+    def reset_outputs(self, inputs: dict[str, cp.ndarray] | None = None) -> None:
+        """Every output's starting value, before every launch: the input's values where it is read (GEMM's C;
+        regenerated unless given), else its type's poison (NaN, 0xA5A5A5A5, FP8 0x7F), so an element left
+        unwritten shows; and every workspace filled with garbage bytes (0xA5), so a kernel that needs it zeroed
+        must zero it."""
+        problem = self.problem
+        if problem.output_is_input:
+            inputs = inputs or self.generate()
+        for name in problem.outputs:
+            out = self.buffers[name].array
+            if problem.output_is_input:
+                out[...] = inputs[name]
+            else:
+                out.fill(poison_value(problem.arg(name).dtype))
+        for spec in problem.workspaces:
+            self.buffers[spec.name].array.view(cp.uint8).fill(WORKSPACE_FILL_BYTE)
 
     def arrays(self) -> dict[str, cp.ndarray]:
-        """The buffers' arrays by name, as the baseline takes them."""
-        return {name: buffer.array for name, buffer in self.buffers.items()}
+        """The buffers' arrays by name, as the baseline takes them (workspaces are the candidate's alone)."""
+        workspaces = {w.name for w in self.problem.workspaces}
+        return {name: buffer.array for name, buffer in self.buffers.items() if name not in workspaces}
+
+    def outputs(self) -> dict[str, cp.ndarray]:
+        """The output arrays by name, in the problem's order."""
+        return {name: self.buffers[name].array for name in self.problem.outputs}
 
 
 def _const_inputs(problem: Problem) -> list[str]:
@@ -78,28 +98,46 @@ def _const_inputs(problem: Problem) -> list[str]:
 
 
 def read_inputs(problem: Problem) -> list[str]:
-    """Every array the kernel reads: the const inputs, and the output where it is also an input."""
-    return _const_inputs(problem) + ([problem.output] if problem.output_is_input else [])
+    """Every array the kernel reads: the const inputs, and the outputs where they are also inputs."""
+    return _const_inputs(problem) + (list(problem.outputs) if problem.output_is_input else [])
 
 
 def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reuse: Prepared | None = None) -> Prepared:
-    """Draw an input set into the buffers, output reset, and fingerprint it. With `reuse`, refill its
-    buffers in place: the timed rounds keep the same addresses from round to round, so a kernel that skips
-    work when handed the same pointers is caught. No reference yet: see `checks.expected_after`."""
+    """Draw an input set into the buffers, outputs reset, workspaces filled, and fingerprint it. With `reuse`,
+    refill its buffers in place: the timed rounds keep the same addresses from round to round, so a kernel that
+    skips work when handed the same pointers is caught. No reference yet: see `checks.expected_after`."""
     seed = int(np.random.SeedSequence(seed_words).generate_state(1)[0])
     key = int(np.random.SeedSequence(seed_words, spawn_key=(_FINGERPRINT_STREAM,)).generate_state(1, np.uint64)[0])
     inputs = problem.module().make_inputs(sizes, cp.random.default_rng(seed), problem.params)
+    _check_made(problem, inputs)
     if reuse is not None:
         buffers, args = reuse.buffers, reuse.args
     else:
-        buffers = {name: Guarded(array) for name, array in inputs.items()}
+        buffers = {name: Guarded.like(array) for name, array in inputs.items()}
+        for spec in problem.workspaces:
+            buffers[spec.name] = Guarded((problem.workspace_count(spec.name, sizes),), spec.storage_dtype)
         args = tuple(_argument(spec, buffers, sizes) for spec in problem.args)
     prepared = Prepared(problem, sizes, seed, key, buffers, args, {})
     for name in _const_inputs(problem):
         buffers[name].array[...] = inputs[name]
-    prepared.reset_output(inputs)
+    prepared.reset_outputs(inputs)
     prepared.fingerprints = {name: fingerprint(buffers[name].array, key) for name in read_inputs(problem)}
     return prepared
+
+
+def _check_made(problem: Problem, inputs: dict[str, cp.ndarray]) -> None:
+    """make_inputs must give every pointer but the workspaces, each in its stored dtype: a mismatch is the
+    problem's bug (the kernel would read other bits than the reference), not the reader's."""
+    for spec in problem.args:
+        if not spec.is_pointer or spec.is_workspace:
+            continue
+        if spec.name not in inputs:
+            raise ValueError(f"{problem.name}: make_inputs gave no array for {spec.name!r}")
+        if inputs[spec.name].dtype != np.dtype(spec.storage_dtype):
+            raise ValueError(
+                f"{problem.name}: make_inputs gave {spec.name!r} as {inputs[spec.name].dtype}, "
+                f"but {spec.type} is stored as {spec.storage_dtype}"
+            )
 
 
 def _argument(spec, buffers: dict[str, Guarded], sizes: dict[str, int]):
@@ -117,8 +155,8 @@ def run_plan(resolved: list[ResolvedLaunch], kernels: dict[str, LoadedKernel], a
 
 
 def input_faults(prepared: Prepared) -> str:
-    """After a launch: writes outside the arrays (guard bands changed) or into const inputs (fingerprint
-    changed); empty when there were none."""
+    """After a launch: writes outside any buffer, workspaces included (guard bands changed), or into const
+    inputs (fingerprint changed); empty when there were none."""
     spoiled = [n for n, b in prepared.buffers.items() if not b.guards_intact()]
     if spoiled:
         return f"wrote out of bounds, next to {', '.join(spoiled)}"

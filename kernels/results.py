@@ -147,11 +147,13 @@ class CompileResult(_Schema):
 
 @dataclass
 class ShapeCheck(_Schema):
-    """Correctness at one shape: every output element compared with the reference."""
+    """Correctness at one shape: every element of every output compared with the reference. Exact outputs
+    (integers, FP8 codes, floats the problem lists) have tolerance 0 and count the elements that differ in
+    bad_count; nonfinite_count then counts elements still holding the poison."""
 
     sizes: dict[str, int]
     passed: bool
-    rel_err: float | None  # ||out - ref|| / ||ref||, Frobenius
+    rel_err: float | None  # ||out - ref|| / ||ref||, Frobenius (for exact outputs: of the decoded values)
     tolerance: float
     max_abs_err: float | None = None
     nonfinite_count: int = 0  # NaN (poison left unwritten) or Inf
@@ -160,6 +162,7 @@ class ShapeCheck(_Schema):
     first_bad_value: float | None = None
     first_bad_expected: float | None = None
     message: str = ""
+    output: str = ""  # the output these figures describe (the first failing one, else the nearest its tolerance)
 
 
 @dataclass
@@ -190,12 +193,15 @@ class BenchResult(_Schema):
     gbps: float  # problem's minimum bytes moved / candidate median (GB = 1e9 bytes)
     baseline_tflops: float
     roofline_tflops: float  # min(compute ceiling, intensity x copy bandwidth)
-    pct_of_roofline: float
+    pct_of_roofline: float  # of roofline_tflops; memory-bound problems: 100 * gbps / roofline_gbps
     rounds_checked: int  # the candidate's timed outputs compared with the reference (all of them)
     max_rel_err: float  # worst rel_err over the timed outputs
     flops: int
     bytes_moved: int
     flags: list[str] = field(default_factory=list)  # plausibility flags for review
+    unit: str = "TFLOP/s"  # the figure readers see first: tflops, or gbps for memory-bound problems
+    baseline_gbps: float | None = None
+    roofline_gbps: float | None = None  # memory-bound problems: the measured copy bandwidth
 
 
 @dataclass

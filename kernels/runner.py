@@ -4,14 +4,15 @@ Order of work (the first failure decides the verdict):
   1. load the module; read each kernel's registers / shared / local memory from the loaded function;
      refuse plans the loaded kernels cannot run (threads over the register-limited maximum, shared memory
      over the device's opt-in limit) and raise the dynamic shared memory attribute above 48 KB;
-  2. correctness at every test shape: fresh random inputs, the output poisoned (NaN) or, when it is also an
-     input, refilled with random values; each input fingerprinted on the host; the candidate launched; then
-     the guard bands around every pointer argument must be untouched, the const inputs' fingerprints
-     unchanged, and every output element must match a reference computed only now, after the candidate,
+  2. correctness at every test shape: fresh random inputs, every output poisoned (NaN, 0xA5A5A5A5, FP8 0x7F)
+     or, when it is also an input, refilled with random values, every workspace filled with garbage; each
+     input fingerprinted on the host; the candidate launched; then the guard bands around every pointer
+     argument must be untouched, the const inputs' fingerprints unchanged, and every element of every output
+     must match (bit for bit for exact outputs) a reference computed only now, after the candidate,
      from the inputs regenerated from the seed (kernels can write anywhere in the process's device memory,
      so nothing device-side that existed during the launch is trusted as a reference or an original);
   3. timing at each benchmark shape: each round draws a fresh input set and checks the candidate's timed
-     output the same way (a replayed or skipped computation fails), flushes L2 before each timed launch,
+     outputs the same way (a replayed or skipped computation fails), flushes L2 before each timed launch,
      and times the candidate and the baseline back to back, alternating which goes first; checks and
      reference run outside the timed region.
 
@@ -172,8 +173,11 @@ def _fit_launches(problem: Problem, launches, kernels, ctx: gpu.GpuContext, arch
 def _summary(result: JudgeResult) -> str:
     text = f"correct at all {len(result.checks)} test shapes"
     for bench in result.benchmarks:
+        figure = f"{bench.gbps:.0f} GB/s" if bench.unit == "GB/s" else f"{bench.tflops:.2f} TFLOP/s"
         text += (
-            f"; {label(bench.sizes)}: {bench.candidate.median_ms:.3f} ms, {bench.tflops:.2f} TFLOP/s, "
+            f"; {label(bench.sizes)}: {bench.candidate.median_ms:.3f} ms, {figure}, "
             f"{bench.pct_of_baseline:.1f}% of baseline"
         )
+        if bench.unit == "GB/s":
+            text += f", {bench.pct_of_roofline:.1f}% of the copy bandwidth"
     return text

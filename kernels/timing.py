@@ -3,7 +3,9 @@
 Each round draws a fresh input set into the same buffers, times the candidate and the baseline back to
 back (alternating which goes first, L2 flushed before each, CUDA events), and then checks every timed
 candidate output the way the correctness stage does, so a replayed or skipped computation fails. The
-checks and the reference run outside the timed region, and only after both timed launches.
+checks and the reference run outside the timed region, and only after both timed launches. The baseline
+writes into the output buffers or returns arrays of its own (a library call without an out= variant); either
+way what it answered is what gets checked, so no extra copy is timed on its side.
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ import numpy as np
 
 from kernels import gpu
 from kernels import plan as plan_mod
-from kernels.checks import JobFailed, check_printed_output, compare, expected_after
+from kernels.checks import (
+    JobFailed,
+    baseline_outputs,
+    call_baseline,
+    check_printed_output,
+    compare_outputs,
+    expected_after,
+)
 from kernels.inputs import Prepared, input_faults, prepare, run_plan
-from kernels.problems import Problem, Shape
+from kernels.problems import Problem, Shape, poison_value
 from kernels.results import BenchResult, ResolvedLaunch, TimingStats, Verdict
 
 if TYPE_CHECKING:
@@ -39,7 +48,6 @@ class _Bench:
     shape: Shape
     resolved: list[ResolvedLaunch]
     kernels: dict
-    tolerance: float
     baseline: Callable
     options: JobOptions
     ctx: gpu.GpuContext
@@ -78,11 +86,10 @@ def bench_shape(
 def _setup(
     problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
 ) -> _Bench:
-    """Resolve the plan at this shape and look up the tolerance and the baseline once, before any round."""
+    """Resolve the plan at this shape and look up the baseline once, before any round."""
     resolved = [plan_mod.resolve(launch, shape.sizes, arch) for launch in launches]
-    tolerance = problem.tolerance(shape.sizes)
     baseline = problem.module().baseline
-    return _Bench(problem, shape, resolved, kernels, tolerance, baseline, options, ctx)
+    return _Bench(problem, shape, resolved, kernels, baseline, options, ctx)
 
 
 def _warm_up(bench: _Bench, samples: _Samples) -> Prepared:
@@ -109,17 +116,16 @@ def _input_set(bench: _Bench, round_no: int, previous: Prepared | None) -> Prepa
     return prepare(bench.problem, bench.sizes, seed_words, reuse=previous)
 
 
-def _sides(bench: _Bench, prepared: Prepared) -> tuple[Callable[[], None], Callable[[], None]]:
-    """The candidate's and the baseline's launch of this input set, each writing the same output buffer.
-    Both read their arguments when called: after `start` is recorded, while the held stream hides that
-    host work."""
-    out = prepared.buffers[bench.problem.output].array
+def _sides(bench: _Bench, prepared: Prepared, returned: dict) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The candidate's and the baseline's launch of this input set, each writing the same output buffers (or
+    the baseline returning arrays of its own, kept in `returned`). Both read their arguments when called:
+    after `start` is recorded, while the held stream hides that host work."""
 
     def candidate() -> None:
         run_plan(bench.resolved, bench.kernels, prepared.args)
 
     def baseline() -> None:
-        bench.baseline(prepared.arrays(), out, bench.sizes, bench.problem.params, bench.ctx)
+        returned["baseline"] = call_baseline(bench.problem, prepared, bench.ctx, bench.baseline)
 
     return candidate, baseline
 
@@ -131,13 +137,16 @@ def _candidate_first(round_no: int) -> bool:
     return round_no % 2 == 0
 
 
-def _interleaved(bench: _Bench, prepared: Prepared, round_no: int, samples: _Samples) -> dict[str, cp.ndarray]:
-    """Time both sides once, in this round's order, and return the timed outputs to check, the
-    candidate's first. The second side starts from the same output as the first. The first side's
-    output is copied aside before the second overwrites it, except the baseline's when it goes first:
-    no answer for this round's inputs may exist in device memory while the candidate runs."""
-    candidate, baseline = _sides(bench, prepared)
-    out = prepared.buffers[bench.problem.output].array
+def _interleaved(
+    bench: _Bench, prepared: Prepared, round_no: int, samples: _Samples
+) -> dict[str, dict[str, cp.ndarray]]:
+    """Time both sides once, in this round's order, and return the timed outputs to check, by side (the
+    candidate's first), each a dict by output name. The second side starts from the same outputs as the
+    first. The first side's outputs are copied aside before the second overwrites them, except the
+    baseline's when it goes first: no answer for this round's inputs may exist in device memory while the
+    candidate runs, so they are poisoned (its own arrays included) before the candidate starts."""
+    returned: dict = {}
+    candidate, baseline = _sides(bench, prepared, returned)
     candidate_first = _candidate_first(round_no)
     order = [(candidate, samples.candidate_ms, "candidate"), (baseline, samples.baseline_ms, "baseline")]
     if not candidate_first:
@@ -145,28 +154,39 @@ def _interleaved(bench: _Bench, prepared: Prepared, round_no: int, samples: _Sam
     outputs = {}
     for position, (launch, times_ms, who) in enumerate(order):
         if position:
-            prepared.reset_output()
+            prepared.reset_outputs()
         elapsed_ms = _timed(launch, bench.ctx)
         if round_no != WARM_UP_ROUND:
             times_ms.append(elapsed_ms)
+        if who == "candidate":
+            outs = prepared.outputs()
+        else:
+            outs = baseline_outputs(bench.problem, prepared, returned.pop("baseline"))
         if who == "candidate" or candidate_first:
-            outputs[who] = out.copy() if position == 0 else out
+            outputs[who] = {name: array.copy() for name, array in outs.items()} if position == 0 else outs
+        else:
+            _poison(bench.problem, outs)  # the shared buffers are reset anyway; its own arrays are not
     return outputs
 
 
+def _poison(problem: Problem, outs: dict[str, cp.ndarray]) -> None:
+    for name, array in outs.items():
+        array.fill(poison_value(problem.arg(name).dtype))
+
+
 def _check_outputs(
-    bench: _Bench, prepared: Prepared, outputs: dict[str, cp.ndarray], round_no: int, samples: _Samples
+    bench: _Bench, prepared: Prepared, outputs: dict[str, dict[str, cp.ndarray]], round_no: int, samples: _Samples
 ) -> None:
     """The same checks as at the test shapes, on every timed output, after both timed launches (so either
     side is preceded by the same light work) and with the reference computed only now. Where the
-    baseline went first its output went unchecked; it is checked in every round where it goes second, the
-    first timed round included. A wrong baseline is the judge's fault, not the reader's."""
+    baseline went first its outputs went unchecked; they are checked in every round where it goes second,
+    the first timed round included. A wrong baseline is the judge's fault, not the reader's."""
     fault = input_faults(prepared)
     if fault:
         raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in timed round {round_no + 1}: {fault}")
     expected = expected_after(prepared)
-    for who, output in outputs.items():
-        check = compare(output, expected, bench.tolerance, bench.sizes)
+    for who, outs in outputs.items():
+        check = compare_outputs(bench.problem, outs, expected, bench.sizes)
         if not check.passed:
             verdict = Verdict.WRONG_ANSWER if who == "candidate" else Verdict.INTERNAL_ERROR
             raise JobFailed(verdict, f"{who} output of timed round {round_no + 1} is wrong: {check.message}")
@@ -220,9 +240,20 @@ def _bench_result(
     cand, base = stats(candidate_ms), stats(baseline_ms)
     flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
     ceilings = ctx.ceilings(tensor_fp16=problem.compute_unit == "tensor_fp16")
-    compute_tflops = ceilings.tensor_fp16_tflops if problem.compute_unit == "tensor_fp16" else ceilings.fp32_tflops
-    roofline = min(compute_tflops, flops / nbytes * ceilings.copy_gbps / 1e3)
     tflops = flops / (cand.median_ms * 1e-3) / 1e12
+    gbps = nbytes / (cand.median_ms * 1e-3) / 1e9
+    bandwidth_bound_tflops = flops / nbytes * ceilings.copy_gbps / 1e3
+    if problem.is_memory_bound:
+        # Bytes over the measured copy bandwidth alone: the fewest bytes the problem must move, at the best
+        # rate this GPU's memory was seen to move them.
+        roofline_gbps = ceilings.copy_gbps
+        roofline_tflops = bandwidth_bound_tflops
+        pct_of_roofline = 100 * gbps / roofline_gbps
+    else:
+        roofline_gbps = None
+        compute_tflops = ceilings.tensor_fp16_tflops if problem.compute_unit == "tensor_fp16" else ceilings.fp32_tflops
+        roofline_tflops = min(compute_tflops, bandwidth_bound_tflops)
+        pct_of_roofline = 100 * tflops / roofline_tflops
     result = BenchResult(
         sizes=sizes,
         candidate=cand,
@@ -230,14 +261,17 @@ def _bench_result(
         baseline_name=problem.baseline_name,
         pct_of_baseline=100 * base.median_ms / cand.median_ms,
         tflops=tflops,
-        gbps=nbytes / (cand.median_ms * 1e-3) / 1e9,
+        gbps=gbps,
         baseline_tflops=flops / (base.median_ms * 1e-3) / 1e12,
-        roofline_tflops=roofline,
-        pct_of_roofline=100 * tflops / roofline,
+        roofline_tflops=roofline_tflops,
+        pct_of_roofline=pct_of_roofline,
         rounds_checked=cand.samples + 1,
         max_rel_err=worst_rel_err,
         flops=flops,
         bytes_moved=nbytes,
+        unit=problem.unit,
+        baseline_gbps=nbytes / (base.median_ms * 1e-3) / 1e9,
+        roofline_gbps=roofline_gbps,
     )
     if problem.flag_faster_than_baseline and result.pct_of_baseline > 100 + PLAUSIBILITY_MARGIN_PCT:
         result.flags.append(

@@ -14,7 +14,8 @@ from cupy.cuda import runtime
 from cupy_backends.cuda.libs import cublas
 
 from kernels import gpu, problems
-from kernels.checks import compare, expected_of
+from kernels.checks import expected_of
+from kernels.compare import compare_outputs
 from kernels.problems import gemm_common
 
 CUBLAS_TF32_TENSOR_OP_MATH = 3  # cublas_api.h; not exported by every CuPy build
@@ -87,7 +88,7 @@ def measure(shapes=SHAPES) -> list[dict]:
             expected = expected_of(problem, inputs, sizes)
             tol = problem.tolerance(sizes)
             for variant, out in variant_outputs(name, inputs, sizes, problem.params, ctx.cublas_handle).items():
-                check = compare(out, expected, tol, sizes)
+                check = compare_outputs(problem, {problem.output: out}, expected, sizes)
                 rows.append(
                     {
                         "problem": name,
