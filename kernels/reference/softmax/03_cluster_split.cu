@@ -11,7 +11,8 @@
 // Rows of up to 16384 floats keep step 02's scheme, one block per row and no cluster barrier (the 8 blocks of a
 // cluster just take 8 consecutive rows). The plan picks the grid of each mode with integer arithmetic:
 // I = min(1, cols // 16385) is 1 for split rows and 0 otherwise. Parts of more than 16384 floats (cols > 131072)
-// are not cached: they are read twice, as in step 02.
+// are not cached: they are read twice, as in step 02. The cluster code costs registers (48 against 40): bounded
+// to 6 blocks of 256 threads per SM (at most 40 registers), as many as step 02 keeps resident.
 // Prediction: 4096 x 4096 as step 02; 32 x 131072 close to the copy bandwidth, well above PyTorch.
 // Measured on the H200: (filled in after the measurement)
 
@@ -166,7 +167,7 @@ __device__ __forceinline__ Stats load_from_block(const Stats* local, unsigned ra
 // Row mode: G = cdiv(rows, 8), block (bx, by) takes row 8 * by + bx alone. Dynamic shared memory: the part
 // (split) or the row, MAX_CACHE floats at most; parts longer than that are not cached.
 template <int THREADS, int UNROLL, int MAX_CACHE>
-__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 6)
 softmax_cluster(int rows, int cols, const float* __restrict__ x, float* __restrict__ y) {
     extern __shared__ float4 cache4[];
     __shared__ Stats part_stats;
