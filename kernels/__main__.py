@@ -7,6 +7,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from kernels import compiler, problems
 from kernels.judge import GpuJudge, JudgeOptions, gpu_present
 from kernels.results import CompileResult, JudgeResult
@@ -69,12 +71,28 @@ def _format_compile(result: CompileResult) -> str:
     lines = [f"{result.verdict.value.upper()}: {result.message}"]
     if result.log.strip() and not result.ok:
         lines += ["", result.log.rstrip()]
+    if result.ok:
+        lines += _problem_lines(problems.load(result.problem))
     for k in result.kernels:
         lines.append(
             f"  {k.name}: {k.registers} registers, {k.static_shared_bytes} B static shared, "
             f"{k.local_bytes} B stack, spills {k.spill_store_bytes}/{k.spill_load_bytes} B (store/load)"
         )
     return "\n".join(lines)
+
+
+def _problem_lines(problem: problems.Problem) -> list[str]:
+    """The argument list the kernels must take, and what the judge allocates for the workspaces."""
+    lines = [f"  arguments: ({problem.signature()})"]
+    for spec in problem.workspaces:
+        counts = sorted({problem.workspace_count(spec.name, sizes) for sizes in problem.all_shapes()})
+        itemsize = np.dtype(spec.storage_dtype).itemsize
+        shown = ", ".join(str(c) for c in counts)
+        lines.append(
+            f"  workspace {spec.name}: {shown} elements ({counts[-1] * itemsize / 2**20:.1f} MiB at most), "
+            "garbage at every launch, never checked"
+        )
+    return lines
 
 
 def _format_judge(result: JudgeResult, compiled: CompileResult) -> str:

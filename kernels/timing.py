@@ -10,6 +10,7 @@ way what it answered is what gets checked, so no extra copy is timed on its side
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import cupy as cp
 import numpy as np
+from cupy.cuda import runtime
 
 from kernels import gpu
 from kernels import plan as plan_mod
@@ -158,20 +160,41 @@ def _interleaved(
         elapsed_ms = _timed(launch, bench.ctx)
         if round_no != WARM_UP_ROUND:
             times_ms.append(elapsed_ms)
+        own_arrays = who == "baseline" and returned.get("baseline") is not None
         if who == "candidate":
             outs = prepared.outputs()
         else:
             outs = baseline_outputs(bench.problem, prepared, returned.pop("baseline"))
         if who == "candidate" or candidate_first:
             outputs[who] = {name: array.copy() for name, array in outs.items()} if position == 0 else outs
-        else:
-            _poison(bench.problem, outs)  # the shared buffers are reset anyway; its own arrays are not
+        elif own_arrays:  # the baseline went first with arrays of its own (the shared buffers are reset anyway)
+            _poison(bench.problem, outs)
+        if who == "baseline" and not candidate_first:
+            del outs
+            _scrub_torch_cache()
     return outputs
 
 
 def _poison(problem: Problem, outs: dict[str, cp.ndarray]) -> None:
     for name, array in outs.items():
         array.fill(poison_value(problem.arg(name).dtype))
+
+
+def _scrub_torch_cache() -> None:
+    """Zero the device memory PyTorch's caching allocator holds free, after a PyTorch baseline went first:
+    freed blocks stay mapped with their contents, and a baseline's intermediates can be nearly the answer
+    (RMSNorm's FP32 values before the cast to BF16, the quantiser's FP32 quotients), which must not exist
+    while the candidate runs. Outside the timed region; nothing to do where torch is not in use."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return
+    stream = cp.cuda.get_current_stream().ptr
+    for segment in torch.cuda.memory_snapshot():
+        address = segment["address"]
+        for block in segment["blocks"]:  # in address order, covering the segment
+            if block["state"] == "inactive":
+                runtime.memsetAsync(address, 0, block["size"], stream)
+            address += block["size"]
 
 
 def _check_outputs(

@@ -1,8 +1,11 @@
 """Measure the reference ladder through the judge's CLI, one process per rung, exactly as BENCHMARKS.md
 quotes it (`python -m kernels bench FILE --problem P [--arch sm_90a] --json`; `--arch sm_90a` for the wgmma rung),
-and print the table's rows.
+and print the table's rows (one per benchmark shape).
 
-    python -m kernels.tools.ladder [--out ladder.json]
+    python -m kernels.tools.ladder [--out ladder.json] [FILE ...]
+
+The ladder: the GEMM rungs `kernels/reference/NN_*.cu` (sgemm, or hgemm where the name says so), then every
+`kernels/reference/<problem>/NN_*.cu`, whose problem is its folder's name.
 """
 
 from __future__ import annotations
@@ -13,11 +16,29 @@ import subprocess
 import sys
 from pathlib import Path
 
-LADDER = sorted((Path(__file__).parents[1] / "reference").glob("[0-9][0-9]_*.cu"))
+REFERENCE_DIR = Path(__file__).parents[1] / "reference"
+GEMM_LADDER = sorted(REFERENCE_DIR.glob("[0-9][0-9]_*.cu"))
+LADDER = GEMM_LADDER + sorted(REFERENCE_DIR.glob("*/[0-9][0-9]_*.cu"))
+
+
+def _in_problem_folder(path: Path) -> bool:
+    return path.resolve().parent != REFERENCE_DIR.resolve()
 
 
 def problem_of(path: Path) -> str:
+    if _in_problem_folder(path):
+        return path.parent.name
     return "hgemm" if "hgemm" in path.name else "sgemm"
+
+
+def step_of(path: Path) -> str:
+    """How tables name a rung: "05_blocktile_2d" on the GEMM ladder, "softmax/02_online_cached" elsewhere."""
+    return f"{path.parent.name}/{path.stem}" if _in_problem_folder(path) else path.stem
+
+
+def title_of(path: Path) -> str:
+    """The rung's title: the first line of its header comment."""
+    return path.read_text().splitlines()[0].lstrip("/* ").strip()
 
 
 def arch_of(path: Path) -> str:
@@ -42,17 +63,22 @@ def bench(path: Path) -> dict:
         return {"verdict": "no_json", "message": (run.stdout + run.stderr)[-2000:]}
 
 
-def row(path: Path, result: dict) -> str:
+def rows(path: Path, result: dict) -> list[str]:
+    """One table row per benchmark shape (or one saying why there is none)."""
     if result.get("verdict") != "accepted":
-        return f"| {path.stem} | {result.get('verdict')}: {result.get('message', '')[:200]} |"
-    (b,) = result["benchmarks"]
-    cand, base = b["candidate"], b["baseline"]
+        return [f"| {step_of(path)} | {result.get('verdict')}: {result.get('message', '')[:200]} |"]
     regs = ", ".join(str(k["registers"]) for k in result["kernels"])
-    return (
-        f"| {path.stem} | `{result['kernels'][0]['name']}` | {regs} | {cand['median_ms']:.3f} "
-        f"({cand['q25_ms']:.3f}-{cand['q75_ms']:.3f}) | {b['tflops']:.1f} | {base['median_ms']:.3f} | "
-        f"{b['pct_of_baseline']:.1f} | {b['pct_of_roofline']:.1f} | {' '.join(b['flags']) or '-'} |"
-    )
+    lines = []
+    for b in result["benchmarks"]:
+        cand, base = b["candidate"], b["baseline"]
+        shape = "x".join(str(v) for v in b["sizes"].values())
+        lines.append(
+            f"| {step_of(path)} | {shape} | `{result['kernels'][0]['name']}` | {regs} | {cand['median_ms']:.3f} "
+            f"({cand['q25_ms']:.3f}-{cand['q75_ms']:.3f}) | {b['tflops']:.1f} | {b['gbps']:.0f} | "
+            f"{base['median_ms']:.3f} | {b['pct_of_baseline']:.1f} | {b['pct_of_roofline']:.1f} | "
+            f"{' '.join(b['flags']) or '-'} |"
+        )
+    return lines
 
 
 def main() -> None:
@@ -61,11 +87,14 @@ def main() -> None:
     parser.add_argument("files", nargs="*", type=Path, help="only these rungs (default: all)")
     args = parser.parse_args()
     results = {}
-    print("| step | kernel | regs | median ms (IQR) | TFLOP/s | cuBLAS ms | % of cuBLAS | % of roofline | flags |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| step | shape | kernel | regs | median ms (IQR) | TFLOP/s | GB/s | baseline ms | % of baseline "
+        "| % of roofline | flags |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for path in args.files or LADDER:
-        results[path.stem] = bench(path)
-        print(row(path, results[path.stem]), flush=True)
+        results[step_of(path)] = bench(path)
+        print("\n".join(rows(path, results[step_of(path)])), flush=True)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
 

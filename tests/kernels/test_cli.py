@@ -24,6 +24,16 @@ def test_check_ok_json():
     assert data["cubin"] == ""  # the binary stays out of terminal output
 
 
+@pytest.mark.parametrize("name", ["prefix_sum", "fp8_quant"])
+def test_check_a_problem_of_issue_14(name):
+    proc = run("check", str(problems.PROBLEMS_DIR / name / "example.cu"), "--problem", name)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("COMPILED: compiled for sm_90")
+    assert f"  arguments: ({problems.load(name).signature()})" in proc.stdout
+    if name == "prefix_sum":
+        assert "  workspace workspace: 1048576 elements (4.0 MiB at most), garbage at every launch" in proc.stdout
+
+
 def test_check_failure_is_readable_and_nonzero():
     proc = run("check", str(BAD / "compile_error.cu"), "--problem", "vector_add")
     assert proc.returncode == 1

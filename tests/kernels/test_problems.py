@@ -9,7 +9,19 @@ from kernels.problems import TOLERANCE_FACTOR, UNIT_ROUNDOFF
 
 
 def test_available():
-    assert problems.available() == ["hgemm", "sgemm", "vector_add"]
+    assert problems.available() == [
+        "fp8_quant",
+        "gemv",
+        "hgemm",
+        "prefix_sum",
+        "reduce_sum",
+        "rmsnorm",
+        "sgemm",
+        "softmax",
+        "swiglu",
+        "transpose",
+        "vector_add",
+    ]
     with pytest.raises(problems.ProblemError):
         problems.load("nope")
 
