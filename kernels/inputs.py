@@ -17,7 +17,7 @@ import cupy as cp
 import numpy as np
 
 from kernels.fingerprint import fingerprint
-from kernels.problems import WORKSPACE_FILL_BYTE, Problem, poison_value
+from kernels.problems import Problem, garbage, poison_value
 from kernels.results import ResolvedLaunch
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 GUARD_BYTES = 1 << 20  # per side; a tile written past a ragged edge of a 1000-wide matrix stays inside
 GUARD_BYTE = 0xA5
 _FINGERPRINT_STREAM = 1  # fingerprint keys come from a child stream of each input set's seed words
+_WORKSPACE_STREAM = 0x5A17  # workspace garbage is keyed by the set's seed plus this: unlike any input's bits
 
 
 class Guarded:
@@ -69,8 +70,8 @@ class Prepared:
     def reset_outputs(self, inputs: dict[str, cp.ndarray] | None = None) -> None:
         """Every output's starting value, before every launch: the input's values where it is read (GEMM's C;
         regenerated unless given), else its type's poison (NaN, 0xA5A5A5A5, FP8 0x7F), so an element left
-        unwritten shows; and every workspace filled with garbage bytes (0xA5), so a kernel that needs it zeroed
-        must zero it."""
+        unwritten shows; and every workspace filled with garbage drawn from the set's seed
+        (`problems.garbage`), so a kernel that needs it zeroed must zero it."""
         problem = self.problem
         if problem.output_is_input:
             inputs = inputs or self.generate()
@@ -81,7 +82,8 @@ class Prepared:
             else:
                 out.fill(poison_value(problem.arg(name).dtype))
         for spec in problem.workspaces:
-            self.buffers[spec.name].array.view(cp.uint8).fill(WORKSPACE_FILL_BYTE)
+            raw = self.buffers[spec.name].array.view(cp.uint8)
+            raw[...] = garbage(raw.size, self.seed + _WORKSPACE_STREAM, cp)
 
     def arrays(self) -> dict[str, cp.ndarray]:
         """The buffers' arrays by name, as the baseline takes them (workspaces are the candidate's alone)."""

@@ -75,7 +75,6 @@ ALWAYS_EXACT_DTYPES = ("int32", "float8_e4m3")
 # quiet NaN is 0x7FC0), 0xA5A5A5A5 for int32 (a large negative number no scan of small inputs produces), 0x7F
 # for FP8 E4M3 (NaN: E4M3 has no infinities and only this code and 0xFF as NaN).
 POISON_BITS = {"float32": 0x7FC00000, "float16": 0x7E00, "bfloat16": 0x7FC0, "float8_e4m3": 0x7F, "int32": 0xA5A5A5A5}
-WORKSPACE_FILL_BYTE = 0xA5  # a workspace's contents at launch: garbage, the same bytes every time
 COMPUTE_UNITS = ("fp32", "tensor_fp16", "memory")
 UNITS = ("TFLOP/s", "GB/s")
 
@@ -220,6 +219,21 @@ def poison_value(dtype: str) -> np.generic:
     storage = np.dtype(STORAGE_DTYPES[dtype])
     bits = np.array(POISON_BITS[dtype], dtype=f"u{storage.itemsize}")
     return bits.view(storage)[()]
+
+
+def garbage(nbytes: int, key: int, xp=np):
+    """`nbytes` bytes of garbage for a workspace, the same for the same key: the high halves of splitmix64 of
+    each word's index plus the key. As floats they are huge, tiny, negative, NaN and Inf alike (a fixed byte
+    such as 0xA5 reads as -2.9e-16, next to zero, and would let a kernel that sums into a workspace it never
+    zeroed pass); as integers, anything. `xp` is NumPy or CuPy."""
+    words = (nbytes + 3) // 4
+    z = xp.arange(words, dtype=xp.uint64) + xp.uint64(key & (2**64 - 1))
+    z ^= z >> xp.uint64(30)
+    z *= xp.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> xp.uint64(27)
+    z *= xp.uint64(0x94D049BB133111EB)
+    z ^= z >> xp.uint64(31)
+    return (z >> xp.uint64(32)).astype(xp.uint32).view(xp.uint8)[:nbytes]
 
 
 def available() -> list[str]:

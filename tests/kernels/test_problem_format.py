@@ -385,3 +385,18 @@ def test_the_judges_decoding_agrees_with_the_problems_helpers():
     np.testing.assert_array_equal(np.asarray(dtypes.f32_from_bf16(bits), np.float64), to_float64(bits, "bfloat16"))
     values = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
     np.testing.assert_array_equal(np.asarray(dtypes.bf16_from_f32(values)).view(np.uint16), bf16(values))
+
+
+def test_workspace_garbage_is_garbage_for_every_type():
+    """A float read from it is far from zero somewhere (unlike 0xA5 bytes, -2.9e-16), NaN/Inf appear, ints are
+    large; the same key gives the same bytes, another key others."""
+    raw = problems.garbage(4 * 65536, 7)
+    assert raw.dtype == np.uint8 and raw.size == 4 * 65536
+    floats, ints = raw.view(np.float32), raw.view(np.int32)
+    assert not np.isfinite(floats).all() and np.nanmax(np.abs(floats[np.isfinite(floats)])) > 1e30
+    assert not np.isfinite(floats.sum(dtype=np.float32)) or abs(floats.sum(dtype=np.float32)) > 1e30
+    assert (np.abs(ints) > 1 << 24).mean() > 0.9
+    assert np.array_equal(problems.garbage(4 * 65536, 7), raw) and not np.array_equal(
+        problems.garbage(4 * 65536, 8), raw
+    )
+    assert np.array_equal(problems.garbage(5, 7), raw[:5])
