@@ -1,0 +1,134 @@
+"""Element types without a native array dtype, and random inputs of every element type the problems use.
+
+BF16 is held as its uint16 bit pattern and FP8 E4M3 as its uint8 code (kernels/problems/__init__.py,
+STORAGE_DTYPES). Every function here is array-module generic: it works on NumPy arrays (the CPU tests) and on
+CuPy arrays (the judge, on the GPU), picking the module from its argument, and rounds exactly as the CUDA
+conversions do, in integer arithmetic on the bits, so the CPU tests check the very code the judge runs.
+
+    bf16_from_f32(x) -> uint16        round to nearest, ties to even (__float2bfloat16_rn); NaN stays NaN
+    f32_from_bf16(bits) -> float32    exact
+    e4m3_encode(x) -> uint8           round to nearest, ties to even, saturated to +-448 (the satfinite
+                                      conversion, __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
+                                      NaN becomes the code 0x7F
+    e4m3_decode(codes) -> float32     exact (0x7F and 0xFF are NaN)
+    uniform(rng, shape, dtype, low, high)   uniform values in [low, high) in the stored form of `dtype`
+    integers(rng, shape, low, high)         int32 uniform in [low, high], both ends included
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+
+E4M3_MAX = 448.0  # the largest finite E4M3 value, 1.75 * 2^8
+E4M3_NAN = 0x7F  # the NaN code a conversion produces (0xFF, its negative twin, is NaN too)
+# Storage of each element type (the same table as kernels/problems STORAGE_DTYPES, kept here so that this
+# module imports nothing of the judge).
+STORED = {"float32": "float32", "float16": "float16", "bfloat16": "uint16", "float8_e4m3": "uint8", "int32": "int32"}
+
+_F32_EXP_BIAS = 127
+_E4M3_EXP_BIAS = 7
+_E4M3_MIN_NORMAL_BITS = 0x3C800000  # 2^-6 as float32 bits: below it E4M3 is subnormal (steps of 2^-9)
+
+
+def xp_of(obj) -> ModuleType:
+    """CuPy for CuPy arrays and generators, NumPy for everything else (CuPy is only imported when in use)."""
+    if type(obj).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def bf16_from_f32(x):
+    """float32 -> BF16 bits (uint16), rounded to nearest, ties to even; overflow gives infinity as in CUDA."""
+    xp = xp_of(x)
+    bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
+    lsb = (bits >> xp.uint32(16)) & xp.uint32(1)
+    # Adding 0x7FFF (+1 when the kept part is odd) carries into bit 16 exactly when the dropped half is over
+    # one half, or exactly one half with an odd kept part: round to nearest even, in integers.
+    rounded = (bits + xp.uint32(0x7FFF) + lsb) >> xp.uint32(16)
+    is_nan = (bits & xp.uint32(0x7FFFFFFF)) > xp.uint32(0x7F800000)
+    quiet_nan = (bits >> xp.uint32(16)) | xp.uint32(0x0040)
+    return xp.where(is_nan, quiet_nan, rounded).astype(xp.uint16)
+
+
+def f32_from_bf16(bits):
+    """BF16 bits (uint16) -> float32, exact: the bits are the top half of the float32."""
+    xp = xp_of(bits)
+    wide = xp.ascontiguousarray(bits, dtype=xp.uint16).astype(xp.uint32) << xp.uint32(16)
+    return wide.view(xp.float32)
+
+
+def e4m3_encode(x):
+    """float32 -> E4M3 codes (uint8): nearest, ties to even, |x| > 448 saturated to 448, NaN -> 0x7F.
+
+    Normal range (|x| >= 2^-6): the float32 bits with the exponent rebased from bias 127 to bias 7, shifted
+    right by the 20 mantissa bits E4M3 drops, then rounded up when the dropped bits are over one half or
+    exactly one half with an odd code (a carry into the exponent is the right result). Subnormal range: the
+    value in units of 2^-9 (exact: a power-of-two scaling), rounded half to even by rint; 8 units is 2^-6,
+    code 0x08, so both ranges meet."""
+    xp = xp_of(x)
+    x = xp.ascontiguousarray(x, dtype=xp.float32)
+    bits = x.view(xp.uint32)
+    sign = ((bits >> xp.uint32(24)) & xp.uint32(0x80)).astype(xp.uint8)
+    mag = bits & xp.uint32(0x7FFFFFFF)
+    # Normal range only: below 2^-6 the subtraction would wrap, and those elements take the other branch.
+    rebased = xp.maximum(mag, xp.uint32(_E4M3_MIN_NORMAL_BITS)) - xp.uint32((_F32_EXP_BIAS - _E4M3_EXP_BIAS) << 23)
+    code = rebased >> xp.uint32(20)
+    dropped = rebased & xp.uint32(0xFFFFF)
+    half = xp.uint32(0x80000)
+    up = (dropped > half) | ((dropped == half) & ((code & xp.uint32(1)) == xp.uint32(1)))
+    normal = code + up.astype(xp.uint32)
+    # fmin also turns NaN and infinities (decided by the normal branch) into a harmless 2^-6 here.
+    tiny = xp.fmin(xp.abs(x), xp.float32(2.0**-6))
+    subnormal = xp.rint(tiny * xp.float32(512.0)).astype(xp.uint32)
+    code = xp.where(mag < xp.uint32(_E4M3_MIN_NORMAL_BITS), subnormal, normal)
+    code = xp.minimum(code, xp.uint32(0x7E)).astype(xp.uint8)  # 0x7E = 448; infinities saturate too
+    code = code | sign
+    return xp.where(mag > xp.uint32(0x7F800000), xp.uint8(E4M3_NAN), code)
+
+
+def _e4m3_table() -> np.ndarray:
+    """The value of each of the 256 codes, float32 (exact: at most 4 significant bits)."""
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exp, mant = (codes >> 3) & 0xF, codes & 0x7
+    magnitude = np.where(exp == 0, mant * 2.0**-9, (1 + mant / 8) * 2.0 ** (exp - _E4M3_EXP_BIAS))
+    values = sign * magnitude
+    values[(codes & 0x7F) == 0x7F] = np.nan
+    return values.astype(np.float32)
+
+
+E4M3_VALUES = _e4m3_table()
+
+
+def e4m3_decode(codes):
+    """E4M3 codes (uint8) -> float32, exact."""
+    xp = xp_of(codes)
+    return xp.asarray(E4M3_VALUES)[xp.asarray(codes, dtype=xp.uint8).astype(xp.intp)]
+
+
+def uniform(rng, shape, dtype: str = "float32", low: float = -1.0, high: float = 1.0):
+    """Uniform values in [low, high) (drawn in float32, then rounded to the element type: BF16 and FP8 by
+    round to nearest even), returned as the type's stored array (uint16 bits, uint8 codes)."""
+    xp = xp_of(rng)
+    values = rng.random(shape, dtype=xp.float32)
+    values *= xp.float32(high - low)
+    values += xp.float32(low)
+    if dtype == "float32":
+        return values
+    if dtype == "float16":
+        return values.astype(xp.float16)
+    if dtype == "bfloat16":
+        return bf16_from_f32(values)
+    if dtype == "float8_e4m3":
+        return e4m3_encode(values)
+    raise ValueError(f"uniform: no floating element type {dtype!r}")
+
+
+def integers(rng, shape, low: int, high: int):
+    """int32 uniform in [low, high], both ends included."""
+    xp = xp_of(rng)
+    return rng.integers(low, high + 1, size=shape, dtype=xp.int64).astype(xp.int32)
