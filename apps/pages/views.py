@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 from apps.catalog import selectors as catalog
 from apps.reading.panels import book_progress, progress_panel
 from apps.reviews.panels import reviews_block
-from apps.submissions.panels import exercise_panel, ladder_panel
+from apps.submissions.panels import exercise_panel, ladders_panel
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -60,6 +60,6 @@ def my_progress(request):
             "book": book,
             "parts": parts,
             "reading": book_progress(request.user, book, parts),
-            "ladder": ladder_panel(request.user),
+            "ladders": ladders_panel(request.user),
         },
     )

@@ -14,6 +14,32 @@ from django.db import models
 from apps.catalog.models import Capsule
 
 
+class Unit(models.TextChoices):
+    """The figure readers see first (kernels.results.BenchResult.unit): compute-bound problems in TFLOP/s,
+    memory-bound ones in GB/s, which are graded first by % of roofline."""
+
+    TFLOPS = "TFLOP/s", "TFLOP/s"
+    GBPS = "GB/s", "GB/s"
+
+
+class HeadlineFigures:
+    """What Submission and ReferenceResult share: the figures copied from the headline benchmark."""
+
+    @property
+    def by_roofline(self) -> bool:
+        return self.unit == Unit.GBPS
+
+    @property
+    def throughput(self) -> float | None:
+        """In the result's own unit: GB/s or TFLOP/s."""
+        return self.gbps if self.by_roofline else self.tflops
+
+    @property
+    def grade(self) -> float | None:
+        """The percentage a result is ranked by: of the roofline for GB/s results, else of the baseline."""
+        return self.pct_of_roofline if self.by_roofline else self.pct_of_baseline
+
+
 class Exercise(models.Model):
     """A judge problem attached to a capsule: what the reader is asked to write, and where they start."""
 
@@ -46,7 +72,7 @@ class Exercise(models.Model):
         return f"{self.capsule.number}. {self.title} ({self.problem})"
 
 
-class Submission(models.Model):
+class Submission(HeadlineFigures, models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         COMPILING = "compiling", "Compiling"
@@ -89,9 +115,13 @@ class Submission(models.Model):
     )
     result = models.JSONField(null=True, blank=True, help_text="JudgeResult JSON")
 
-    # Copied from the result at the problem's headline (largest) benchmark shape, for sorting and charts.
+    # Copied from the result at the problem's headline benchmark (its largest shape: by FLOPs, or by bytes moved
+    # for GB/s problems), for sorting and charts.
     pct_of_baseline = models.FloatField(null=True, blank=True)
+    pct_of_roofline = models.FloatField(null=True, blank=True)
     tflops = models.FloatField(null=True, blank=True)
+    gbps = models.FloatField(null=True, blank=True)
+    unit = models.CharField(max_length=8, choices=Unit.choices, default=Unit.TFLOPS)
     time_ms = models.FloatField(null=True, blank=True)
     gpu_name = models.CharField(max_length=100, blank=True)
     review = models.CharField(max_length=16, choices=Review.choices, default=Review.NONE, blank=True)
@@ -133,7 +163,7 @@ class Submission(models.Model):
         return self.status in self.FINISHED
 
 
-class ReferenceResult(models.Model):
+class ReferenceResult(HeadlineFigures, models.Model):
     """One rung of the reference ladder (kernels/reference/) judged on one GPU kind, for comparison."""
 
     problem = models.CharField(max_length=40)
@@ -142,7 +172,10 @@ class ReferenceResult(models.Model):
     title = models.CharField(max_length=200)
     verdict = models.CharField(max_length=32)
     pct_of_baseline = models.FloatField(null=True, blank=True)
+    pct_of_roofline = models.FloatField(null=True, blank=True)
     tflops = models.FloatField(null=True, blank=True)
+    gbps = models.FloatField(null=True, blank=True)
+    unit = models.CharField(max_length=8, choices=Unit.choices, default=Unit.TFLOPS)
     time_ms = models.FloatField(null=True, blank=True)
     gpu_name = models.CharField(max_length=100, blank=True)
     result = models.JSONField(null=True, blank=True)

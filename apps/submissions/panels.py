@@ -1,5 +1,6 @@
 """Submissions' parts of pages that other apps compose (apps.pages): the exercise panel of a
-capsule's progress page, its live list of submissions, and the GEMM ladder of "my progress".
+capsule's progress page, its live list of submissions, and the ladders of "my progress" (one per
+problem family: the GEMM exercises together, every other problem its own).
 
 Readers who may not read a capsule get only its exercise's title and the paywall: never the
 statement, the starter or a form.
@@ -8,7 +9,7 @@ statement, the starter or a form.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.utils.safestring import SafeString
 
@@ -25,6 +26,7 @@ class LiveSubmissions:
     submissions with their live status, the history chart and the reference ladder."""
 
     submissions: list[Submission]
+    measure: selectors.Measure
     active: bool  # some submission is not finished: the page keeps polling
     state: str  # a digest of what is shown: the poll answers 204 while it is unchanged
     gpu_kind: str
@@ -52,21 +54,23 @@ def live_submissions(user, exercise: Exercise) -> LiveSubmissions:
         f"{s.public_id}:{s.status}:{getattr(s, 'queue_position', '')}:{getattr(s, 'workers_online', '')}"
         for s in submissions
     )
+    measure = selectors.problem_measure(exercise.problem)
     points = [
         charts.Point(
             label=f"{p['created_at']:%d %b %H:%M}",
-            value=p["pct_of_baseline"] if p["status"] == Submission.Status.PASSED else None,
+            value=p["grade"] if p["status"] == Submission.Status.PASSED else None,
         )
         for p in selectors.history_points(user, exercise)
     ]
     best = selectors.best_submission(user, exercise, gpu_kind)
     rungs = selectors.reference_ladder(exercise.problem, gpu_kind)
-    bars = [charts.Bar(label=r.title or r.step, value=r.pct_of_baseline) for r in rungs]
+    bars = [charts.Bar(label=r.title or r.step, value=r.grade) for r in rungs]
     if best is not None:
-        bars.append(charts.Bar(label="You (best)", value=best.pct_of_baseline, highlight=True))
+        bars.append(charts.Bar(label="You (best)", value=best.grade, highlight=True))
         bars.sort(key=lambda b: (b.value is None, b.value or 0))
     return LiveSubmissions(
         submissions=submissions,
+        measure=measure,
         active=any(not s.is_finished for s in submissions),
         state=hashlib.sha256(state.encode()).hexdigest()[:16],
         gpu_kind=gpu_kind,
@@ -75,7 +79,7 @@ def live_submissions(user, exercise: Exercise) -> LiveSubmissions:
         history_chart=charts.line_chart(
             points,
             chart_id=f"history-{exercise.pk}",
-            title=f"Your submissions to {exercise.title}: % of cuBLAS",
+            title=f"Your submissions to {exercise.title}: {measure.grade_label}",
             desc="Each finished submission in order; crosses on the axis did not pass.",
         )
         if points
@@ -84,11 +88,17 @@ def live_submissions(user, exercise: Exercise) -> LiveSubmissions:
             bars,
             chart_id=f"ladder-{exercise.pk}",
             title=f"Your best against the reference ladder on {gpu_kind.upper()}",
-            desc="Percent of cuBLAS at the largest benchmark shape.",
+            desc=f"{_grade_words(measure)} at the largest benchmark shape.",
         )
         if bars
         else None,
     )
+
+
+def _grade_words(measure: selectors.Measure) -> str:
+    if measure.by_roofline:
+        return "Percent of the roofline (the bytes moved at the measured copy bandwidth)"
+    return f"Percent of {measure.baseline}"
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,7 @@ class ExercisePanel:
 
     capsule: Capsule
     exercise: Exercise
+    measure: selectors.Measure
     locked: bool
     form: SubmissionForm | None = None
     quota: selectors.Quota | None = None
@@ -110,13 +121,15 @@ def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None
     exercise = selectors.exercise_of(capsule)
     if exercise is None:
         return None
+    measure = selectors.problem_measure(exercise.problem)
     if not can_read(user, capsule):
-        return ExercisePanel(capsule=capsule, exercise=exercise, locked=True)
+        return ExercisePanel(capsule=capsule, exercise=exercise, measure=measure, locked=True)
     if form is None:
         form = SubmissionForm(initial={"source": selectors.latest_source(user, exercise) or exercise.starter_source})
     return ExercisePanel(
         capsule=capsule,
         exercise=exercise,
+        measure=measure,
         locked=False,
         form=form,
         quota=selectors.quota_get(user),
@@ -125,33 +138,53 @@ def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None
 
 
 @dataclass(frozen=True)
-class LadderPanel:
-    """The reader's best on each GEMM exercise, in book order (templates/submissions/_gemm_ladder.html)."""
+class Ladder:
+    """One problem family's exercises in book order (templates/submissions/_ladders.html)."""
 
-    rows: list[dict]
-    chart: SafeString | None
+    key: str  # "gemm", or the problem's name: ids and CSS classes
+    name: str  # "GEMM", or the problem's name
+    measure: selectors.Measure  # the family's unit, baseline and ranking figure
+    rows: list[selectors.LadderRow]
+    chart: SafeString | None  # the reader's best per exercise with the book's tick; None before any submission
+
+
+@dataclass(frozen=True)
+class LaddersPanel:
+    ladders: list[Ladder]
     gpu_kind: str
 
 
-def ladder_panel(user) -> LadderPanel:
+def ladders_panel(user) -> LaddersPanel:
+    """The reader's best on every exercise, one ladder per problem family, the families in the order the book
+    reaches them."""
     gpu_kind = selectors.default_gpu_kind()
-    rows = selectors.gemm_ladder(user, gpu_kind)
+    families: dict[str, list[selectors.LadderRow]] = {}
+    for row in selectors.exercise_ladders(user, gpu_kind):
+        families.setdefault(selectors.problem_family(row.exercise.problem), []).append(row)
+    return LaddersPanel(ladders=[_ladder(key, rows, gpu_kind) for key, rows in families.items()], gpu_kind=gpu_kind)
+
+
+def _ladder(key: str, rows: list[selectors.LadderRow], gpu_kind: str) -> Ladder:
+    measure = rows[0].measure
+    if any(row.measure.baseline != measure.baseline for row in rows):
+        measure = replace(measure, baseline="baseline", baseline_full="")
+    name = "GEMM" if key == "gemm" else key
     chart = (
         charts.bar_chart(
             [
                 charts.Bar(
-                    label=f"{row['capsule'].number:02d} {row['capsule'].title}",
-                    value=row["best_pct"],
-                    marker=row["book_pct"],
+                    label=f"{row.capsule.number:02d} {row.capsule.title}",
+                    value=row.best.grade if row.best else None,
+                    marker=row.book.grade if row.book else None,
                     marker_label="book's kernel",
                 )
                 for row in rows
             ],
-            chart_id="gemm-ladder",
-            title=f"Your best % of cuBLAS per GEMM capsule on {gpu_kind.upper()}",
+            chart_id=f"{key}-ladder",
+            title=f"Your best {measure.grade_label} per {name} capsule on {gpu_kind.upper()}",
             desc="In book order; a tick marks the book's own kernel for the step, measured on the same GPU kind.",
         )
-        if any(row["tried"] for row in rows)
+        if any(row.tried for row in rows)
         else None
     )
-    return LadderPanel(rows=rows, chart=chart, gpu_kind=gpu_kind)
+    return Ladder(key=key, name=name, measure=measure, rows=rows, chart=chart)

@@ -3,17 +3,18 @@ pipeline's), then what the reader-facing pages show."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Max, OuterRef, Q, Subquery, Window
+from django.db.models import Case, Count, F, FloatField, Q, When, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from apps.catalog.models import Capsule
-from apps.submissions.models import Exercise, GpuWorker, ReferenceResult, Submission
+from apps.submissions.models import Exercise, GpuWorker, ReferenceResult, Submission, Unit
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,48 @@ def queue_depths(*, broker_url: str | None = None) -> dict[str, int]:
 # The columns the pages never show: the cubin and the full source travel only to the judge and the detail page.
 _HEAVY_FIELDS = ("compiled", "source")
 GEMM_PROBLEMS = ("sgemm", "hgemm")
+# The figures a page shows of a result (HeadlineFigures).
+_FIGURES = ("pct_of_baseline", "pct_of_roofline", "tflops", "gbps", "unit", "time_ms")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """How a problem's results read (from its kernels/problems/<name>/problem.toml): the unit of its throughput,
+    the library it is compared with, and the percentage it is ranked by."""
+
+    problem: str
+    unit: str  # "TFLOP/s" or "GB/s"
+    baseline: str  # the library's short name, as in "% of cuBLAS": cuBLAS, PyTorch, CUB
+    baseline_full: str = ""  # e.g. "PyTorch torch.softmax (dim = 1)"
+
+    @property
+    def by_roofline(self) -> bool:
+        """Memory-bound problems (GB/s) are graded first by % of roofline: bytes over the measured copy bandwidth."""
+        return self.unit == Unit.GBPS
+
+    @property
+    def grade_label(self) -> str:
+        return "% of roofline" if self.by_roofline else f"% of {self.baseline}"
+
+
+@functools.cache
+def problem_measure(problem: str) -> Measure:
+    """The judge library's word on a problem; a problem it does not know reads as TFLOP/s against "baseline"."""
+    from kernels.problems import ProblemError, load
+
+    try:
+        definition = load(problem)
+    except ProblemError:
+        return Measure(problem=problem, unit=Unit.TFLOPS, baseline="baseline")
+    short = definition.baseline_name.split()[0] if definition.baseline_name.strip() else "baseline"
+    return Measure(problem=problem, unit=definition.unit, baseline=short, baseline_full=definition.baseline_name)
+
+
+def _grade():
+    """SQL for HeadlineFigures.grade: a GB/s result is ranked by % of roofline, any other by % of baseline."""
+    return Case(
+        When(unit=Unit.GBPS, then=F("pct_of_roofline")), default=F("pct_of_baseline"), output_field=FloatField()
+    )
 
 
 def default_gpu_kind() -> str:
@@ -147,7 +190,7 @@ def submissions_to_compare(submission, *, limit: int = 50) -> list[Submission]:
     return list(
         Submission.objects.filter(user_id=submission.user_id, exercise_id=submission.exercise_id)
         .exclude(pk=submission.pk)
-        .only("public_id", "created_at", "status", "pct_of_baseline", "filename")[:limit]
+        .only("public_id", "created_at", "status", "pct_of_baseline", "pct_of_roofline", "unit", "filename")[:limit]
     )
 
 
@@ -156,15 +199,19 @@ def history_points(user, exercise, *, limit: int = 60) -> list[dict]:
     rows = (
         Submission.objects.filter(user=user, exercise=exercise, status__in=Submission.FINISHED)
         .order_by("-created_at")
-        .values("created_at", "status", "pct_of_baseline", "review")[:limit]
+        .annotate(grade=_grade())
+        .values("created_at", "status", "grade", "review")[:limit]
     )
     return list(reversed(rows))
 
 
 def _counts(queryset):
-    # Passed, and not flagged unless a reviewer said valid: the rule of leaderboards and "best" figures.
-    return queryset.filter(status=Submission.Status.PASSED, pct_of_baseline__isnull=False).exclude(
-        review__in=[Submission.Review.PENDING, Submission.Review.INVALID]
+    # Passed, with the figure it is ranked by, and not flagged unless a reviewer said valid: the rule of
+    # leaderboards and "best" figures.
+    return (
+        queryset.filter(status=Submission.Status.PASSED, pct_of_baseline__isnull=False)
+        .exclude(unit=Unit.GBPS, pct_of_roofline__isnull=True)
+        .exclude(review__in=[Submission.Review.PENDING, Submission.Review.INVALID])
     )
 
 
@@ -172,7 +219,7 @@ def best_submission(user, exercise, gpu_kind: str) -> Submission | None:
     return (
         _counts(Submission.objects.filter(user=user, exercise=exercise, gpu_kind=gpu_kind))
         .defer(*_HEAVY_FIELDS)
-        .order_by("-pct_of_baseline", "created_at")
+        .order_by(_grade().desc(), "created_at")
         .first()
     )
 
@@ -183,7 +230,8 @@ def reference_ladder(problem: str, gpu_kind: str) -> list[ReferenceResult]:
 
 
 def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission]:
-    """Each reader's best counting result on an exercise and GPU kind, best first, in one query.
+    """Each reader's best counting result on an exercise and GPU kind, best first, in one query: ranked by
+    % of roofline for GB/s problems, by % of baseline for the others (HeadlineFigures.grade).
 
     A window function picks each reader's best row (DISTINCT ON would tie this to PostgreSQL, and
     `make run` uses SQLite).
@@ -191,9 +239,10 @@ def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission
     ranked = (
         _counts(Submission.objects.filter(exercise=exercise, gpu_kind=gpu_kind))
         .annotate(
+            grade_value=_grade(),
             reader_rank=Window(
-                RowNumber(), partition_by=[F("user_id")], order_by=[F("pct_of_baseline").desc(), F("created_at").asc()]
-            )
+                RowNumber(), partition_by=[F("user_id")], order_by=[_grade().desc(), F("created_at").asc()]
+            ),
         )
         .filter(reader_rank=1)
         .select_related("user")
@@ -201,14 +250,17 @@ def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission
             "public_id",
             "created_at",
             "pct_of_baseline",
+            "pct_of_roofline",
             "tflops",
+            "gbps",
+            "unit",
             "time_ms",
             "gpu_name",
             "review",
             "user__name",
             "user__email",
         )
-        .order_by("-pct_of_baseline", "created_at")
+        .order_by(F("grade_value").desc(), "created_at")
     )
     return list(ranked[:limit])
 
@@ -219,31 +271,62 @@ def leaderboard_kinds(exercise) -> list[str]:
     return sorted(seen | set(settings.GPU_KINDS))
 
 
-def gemm_ladder(user, gpu_kind: str) -> list[dict]:
-    """The GEMM exercises in book order with the reader's best % of the baseline on each, beside the
-    book's own kernel for that step measured on the same GPU kind (one query)."""
-    counting = Q(
-        submissions__user=user,
-        submissions__gpu_kind=gpu_kind,
-        submissions__status=Submission.Status.PASSED,
-        submissions__pct_of_baseline__isnull=False,
-    ) & ~Q(submissions__review__in=[Submission.Review.PENDING, Submission.Review.INVALID])
-    exercises = (
-        Exercise.objects.filter(problem__in=GEMM_PROBLEMS, capsule__status=Capsule.Status.PUBLISHED)
+def problem_family(problem: str) -> str:
+    """The ladders of "my progress": the GEMM exercises (FP32, FP16) climb one ladder, every other problem its own."""
+    return "gemm" if problem in GEMM_PROBLEMS else problem
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    exercise: Exercise
+    measure: Measure
+    best: Submission | None  # the reader's best counting result on the GPU kind
+    book: ReferenceResult | None  # the book's own kernel for the step, measured on the same GPU kind
+    tried: int  # the reader's submissions to the exercise, whatever became of them
+
+    @property
+    def capsule(self) -> Capsule:
+        return self.exercise.capsule
+
+
+def exercise_ladders(user, gpu_kind: str) -> list[LadderRow]:
+    """Every published exercise in book order with the reader's best on it, beside the book's kernel for the
+    step. Three queries, however many exercises: the exercises with the reader's counts, each exercise's best
+    counting submission (a window over the reader's rows), the GPU kind's reference rungs."""
+    exercises = list(
+        Exercise.objects.filter(capsule__status=Capsule.Status.PUBLISHED)
         .select_related("capsule")
-        .annotate(
-            best_pct=Max("submissions__pct_of_baseline", filter=counting),
-            tried=Count("submissions", filter=Q(submissions__user=user)),
-            book_pct=Subquery(
-                ReferenceResult.objects.filter(
-                    problem=OuterRef("problem"), gpu_kind=gpu_kind, step=OuterRef("reference_step")
-                ).values("pct_of_baseline")[:1]
-            ),
-        )
+        .annotate(tried=Count("submissions", filter=Q(submissions__user=user)))
         .order_by("capsule__part__number", "capsule__number")
     )
+    if not exercises:
+        return []
+    best = {
+        s.exercise_id: s
+        for s in _counts(Submission.objects.filter(user=user, gpu_kind=gpu_kind, exercise__in=exercises))
+        .annotate(
+            exercise_rank=Window(
+                RowNumber(), partition_by=[F("exercise_id")], order_by=[_grade().desc(), F("created_at").asc()]
+            )
+        )
+        .filter(exercise_rank=1)
+        .only("exercise", "public_id", "created_at", *_FIGURES)
+    }
+    # kernels/reference/<problem>/NN_step.cu rungs are stored by file name; an exercise may name the folder too.
+    rungs = {
+        (r.problem, r.step): r
+        for r in ReferenceResult.objects.filter(gpu_kind=gpu_kind, problem__in={e.problem for e in exercises}).only(
+            "problem", "step", "title", *_FIGURES
+        )
+    }
     return [
-        {"exercise": e, "capsule": e.capsule, "best_pct": e.best_pct, "book_pct": e.book_pct, "tried": e.tried}
+        LadderRow(
+            exercise=e,
+            measure=problem_measure(e.problem),
+            best=best.get(e.pk),
+            book=rungs.get((e.problem, e.reference_step.rsplit("/", 1)[-1])) if e.reference_step else None,
+            tried=e.tried,
+        )
         for e in exercises
     ]
 

@@ -62,7 +62,12 @@ def submit(request, slug):
             panel = exercise_panel(request.user, capsule)
             return replace_url(render(request, "submissions/_submitted.html", {"panel": panel}), shown_at)
     if request.htmx:
-        context = {"capsule": capsule, "form": form, "quota": selectors.quota_get(request.user)}
+        context = {
+            "capsule": capsule,
+            "form": form,
+            "quota": selectors.quota_get(request.user),
+            "measure": selectors.problem_measure(exercise.problem),
+        }
         return render(request, "submissions/_form.html", context, status=400)
     panel = exercise_panel(request.user, capsule, form=form)
     return render(request, "submissions/submit.html", {"panel": panel}, status=400)
@@ -135,6 +140,7 @@ def _detail_context(submission) -> dict:
         "submission": submission,
         "exercise": submission.exercise,
         "capsule": submission.exercise.capsule,
+        "measure": selectors.problem_measure(submission.exercise.problem),
         "state": state,
         # The GPU's view of each kernel once it ran; until then what ptxas said at compile time.
         "kernels": result.get("kernels") or compiled.get("kernels") or [],
@@ -175,6 +181,7 @@ def diff(request, public_id):
             "older": older,
             "newer": newer,
             "exercise": submission.exercise,
+            "measure": selectors.problem_measure(submission.exercise.problem),
             "diff": source_diff(older.source, newer.source),
         },
     )
@@ -209,6 +216,7 @@ def leaderboard(request, slug):
         {
             "capsule": capsule,
             "exercise": exercise,
+            "measure": selectors.problem_measure(exercise.problem),
             "gpu_kind": gpu_kind,
             "kinds": kinds,
             "rows": selectors.leaderboard(exercise, gpu_kind),

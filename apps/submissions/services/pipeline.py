@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.submissions.models import GpuWorker, Submission
+from apps.submissions.models import GpuWorker, Submission, Unit
 from apps.submissions.selectors import gpu_workers_online_qs
 from apps.submissions.services.lifecycle import (
     TransitionRefused,
@@ -113,9 +113,27 @@ def submission_gpu_start(*, submission_id: int, worker_name: str) -> int | None:
 
 
 def _headline(result: dict) -> dict | None:
-    """The benchmark at the problem's largest shape: the figure pages sort and chart by."""
+    """The benchmark pages sort and chart by: the problem's largest shape, by FLOPs, or by bytes moved for
+    problems reported in GB/s (memory-bound: a transpose does no arithmetic at all)."""
     benchmarks = result.get("benchmarks") or []
-    return max(benchmarks, key=lambda b: b.get("flops") or 0) if benchmarks else None
+    if not benchmarks:
+        return None
+    size = "bytes_moved" if benchmarks[0].get("unit") == Unit.GBPS else "flops"
+    return max(benchmarks, key=lambda b: b.get(size) or 0)
+
+
+def _headline_figures(result: dict) -> dict:
+    """The columns copied from the headline benchmark. Results stored before GB/s problems existed have no
+    `unit` (they are TFLOP/s) and may lack `gbps`."""
+    headline = _headline(result) or {}
+    return {
+        "pct_of_baseline": headline.get("pct_of_baseline"),
+        "pct_of_roofline": headline.get("pct_of_roofline"),
+        "tflops": headline.get("tflops"),
+        "gbps": headline.get("gbps"),
+        "unit": headline.get("unit") or Unit.TFLOPS,
+        "time_ms": (headline.get("candidate") or {}).get("median_ms"),
+    }
 
 
 # A result faster than the vendor library or above the measured roofline waits for a person (DESIGN.md).
@@ -138,10 +156,9 @@ def submission_gpu_record(*, submission_id: int, attempt: int, result, worker_na
     data = result.to_dict()
     submission.result = data
     _finish(submission, web_status(data["verdict"]), data["verdict"], data["message"])
-    headline = _headline(data)
-    if headline:
-        submission.pct_of_baseline, submission.tflops = headline["pct_of_baseline"], headline["tflops"]
-        submission.time_ms = headline["candidate"]["median_ms"]
+    if _headline(data):
+        for name, value in _headline_figures(data).items():
+            setattr(submission, name, value)
         if any(flag.startswith(_REVIEW_FLAGS) for bench in data["benchmarks"] for flag in bench.get("flags", [])):
             submission.review = Submission.Review.PENDING
     submission.gpu_name = ((data.get("telemetry") or {}).get("gpu_name") or "")[:100]

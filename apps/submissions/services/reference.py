@@ -10,18 +10,15 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from apps.submissions.services.pipeline import _headline
+from apps.submissions.services.pipeline import _headline_figures
 
 logger = logging.getLogger(__name__)
 
 
 def _figures_of(result: dict) -> dict:
-    headline = _headline(result)
     return {
         "verdict": result.get("verdict", ""),
-        "pct_of_baseline": headline["pct_of_baseline"] if headline else None,
-        "tflops": headline["tflops"] if headline else None,
-        "time_ms": headline["candidate"]["median_ms"] if headline else None,
+        **_headline_figures(result),
         "gpu_name": ((result.get("telemetry") or {}).get("gpu_name") or "")[:100],
     }
 

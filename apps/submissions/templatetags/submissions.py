@@ -5,7 +5,7 @@ import re
 from django import template
 
 from apps.submissions.charts import fmt_pct
-from apps.submissions.models import Submission
+from apps.submissions.models import Submission, Unit
 
 register = template.Library()
 
@@ -71,6 +71,22 @@ def number(value, digits=1) -> str:
     if value is None:
         return "–"
     return f"{float(value):,.{int(digits)}f}"
+
+
+@register.filter
+def throughput(figures, tflops_digits=1) -> str:
+    """A result's throughput in its own unit, without the unit: GB/s as whole numbers, TFLOP/s with
+    `tflops_digits` decimals. `figures` is a Submission or ReferenceResult, or a benchmark of the judge's JSON
+    (one stored before GB/s problems existed has no `unit`: it is TFLOP/s)."""
+    if figures is None:
+        return "–"
+    if isinstance(figures, dict):
+        unit, tflops, gbps = figures.get("unit") or Unit.TFLOPS, figures.get("tflops"), figures.get("gbps")
+    else:
+        unit, tflops, gbps = figures.unit, figures.tflops, figures.gbps
+    if unit == Unit.GBPS:
+        return "–" if gbps is None else f"{float(gbps):,.0f}"
+    return "–" if tflops is None else f"{float(tflops):,.{int(tflops_digits)}f}"
 
 
 @register.filter
