@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # installs if needed, migrates, imports the demo book, starts two servers
+
 ROOT = Path(__file__).resolve().parents[1]
 SERVICE_VARS = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
 

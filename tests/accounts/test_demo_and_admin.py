@@ -9,6 +9,7 @@ from apps.demo.data import DEMO_PASSWORD, DEMO_READERS, demo_accounts_ensure
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_load_demo_creates_the_three_demo_accounts_ready_to_sign_in(client, capsys):
     call_command("load_demo")
     call_command("load_demo")  # idempotent

@@ -11,6 +11,8 @@ from django.test import Client
 from apps.catalog.models import Book, Capsule
 from apps.catalog.services import book_import
 
+pytestmark = pytest.mark.slow  # each test imports the whole demo book
+
 SEED = Path(settings.BASE_DIR).parent / "shared" / "seed" / "catalog.json"
 FULL_TEXT_CAPSULES = {1, 2, 32, 33, 34, 35, 36, 37, 38, 39}
 

@@ -42,6 +42,7 @@ def test_the_settings_route_each_task_to_its_queue_and_gpu_tasks_keep_the_queue_
     assert {route({"queue": "gpu.h200"}, name)["queue"].name for name in gpu_tasks} == {"gpu.h200"}
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_the_periodic_session_sweep_through_redis():
     assert settings.CELERY_BROKER_URL.startswith("redis://")

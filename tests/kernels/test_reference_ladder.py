@@ -16,6 +16,8 @@ from kernels.tools.ladder import GEMM_LADDER, LADDER, REFERENCE_DIR, arch_of, co
 
 from .conftest import read
 
+pytestmark = pytest.mark.slow  # NVRTC compiles every rung of the ladder
+
 WGMMA = next(p for p in LADDER if p.name == "12_hgemm_wgmma.cu")
 
 

@@ -79,6 +79,7 @@ def test_failing_setup_is_reported():
     assert not worker.alive
 
 
+@pytest.mark.slow
 def test_a_spawned_child_sets_up_while_the_caller_works():
     with sandbox.Worker(setup=S + "slow_setup") as worker:
         begin = time.perf_counter()

@@ -108,6 +108,7 @@ class ReadBack:
 # --- The demo book: every edition valid, and read back in order ---------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_order():
     book_import(folder=settings.DEMO_BOOK_DIR)

@@ -146,6 +146,7 @@ def test_an_unknown_edition_is_not_found(mini_book):
     assert Client().get("/epub/everything/status/").status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_builds_the_queued_epub_through_redis(mini_book, settings):
     """The enqueue glue end to end: the view queues the task on commit, a Celery worker (solo pool,

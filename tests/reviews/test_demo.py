@@ -17,7 +17,8 @@ ORIGINAL = {
     "Aarav Mehta": (
         "AM",
         "last week",
-        "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend.",
+        "A few sections moved fast for me, but re-reading with the figures open made everything land. "
+        "Highly recommend.",
     ),
     "Daniel Okafor": (
         "DO",
@@ -42,6 +43,7 @@ ORIGINAL = {
 }
 
 
+@pytest.mark.slow
 def test_load_demo_adds_the_five_original_reviews_by_readers_who_may_review(client):
     call_command("load_demo")
     call_command("load_demo")  # idempotent: still five, still the same aggregate

@@ -38,6 +38,7 @@ def with_exercise(folder: Path, number: int, block: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on_an_h200(db):
     call_command("load_demo")
     exercises = {e.capsule.number: e for e in Exercise.objects.select_related("capsule")}

@@ -68,6 +68,11 @@ def test_subscribe_and_cancel_through_signed_webhooks_over_http(stripe_local, li
     assert not has_subscriber_access(reader)
     wait_for(lambda: mailoutbox, message="the cancellation email from the worker")
     assert mailoutbox[0].to == [reader.email] and "has ended" in mailoutbox[0].subject
+    # The status may come first from another event's re-read of the subscription: wait for the event itself.
+    wait_for(
+        lambda: StripeEvent.objects.filter(type="customer.subscription.deleted", processed_at__isnull=False).exists(),
+        message="the deleted event to be processed",
+    )
 
     events = StripeEvent.objects.all()
     assert {e.type for e in events} >= {
