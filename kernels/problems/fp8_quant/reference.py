@@ -100,8 +100,9 @@ def reference(inputs, sizes, params):
 def baseline(inputs, outs, sizes, params, ctx):
     """A per-row FP8 quantiser as PyTorch code writes it. The divisor 448 is a CUDA tensor, not a Python number:
     PyTorch turns division by a CPU scalar into a multiplication by its reciprocal, which rounds differently.
-    The cast to float8_e4m3fn rounds to nearest even and, for |v| <= 448 as here, agrees with the satfinite
-    conversion. Its own arrays are returned, and checked."""
+    The cast to float8_e4m3fn rounds to nearest even and agrees with the satfinite conversion
+    below 464: here |x / scale| <= 448 but for the scale's rounding (448.00003 at most). Its own arrays are
+    returned, and checked."""
     from kernels.problems import torch_bridge
 
     torch = torch_bridge.torch()
