@@ -127,6 +127,7 @@ class Measure:
     unit: str  # "TFLOP/s" or "GB/s"
     baseline: str  # the library's short name, as in "% of cuBLAS": cuBLAS, PyTorch, CUB
     baseline_full: str = ""  # e.g. "PyTorch torch.softmax (dim = 1)"
+    size_names: tuple[str, ...] = ()  # in the problem's order: ("rows", "cols"), ("M", "N", "K")
 
     @property
     def by_roofline(self) -> bool:
@@ -148,7 +149,13 @@ def problem_measure(problem: str) -> Measure:
     except ProblemError:
         return Measure(problem=problem, unit=Unit.TFLOPS, baseline="baseline")
     short = definition.baseline_name.split()[0] if definition.baseline_name.strip() else "baseline"
-    return Measure(problem=problem, unit=definition.unit, baseline=short, baseline_full=definition.baseline_name)
+    return Measure(
+        problem=problem,
+        unit=definition.unit,
+        baseline=short,
+        baseline_full=definition.baseline_name,
+        size_names=definition.size_names,
+    )
 
 
 def _grade():

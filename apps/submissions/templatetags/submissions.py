@@ -103,10 +103,11 @@ def kib(value) -> str:
 
 
 @register.filter
-def sizes(value) -> str:
-    """{"M": 4096, "N": 4096, "K": 4096} -> "M=4096 N=4096 K=4096" (PostgreSQL's jsonb sorts keys: put GEMM's back)."""
-    order = {"M": 0, "N": 1, "K": 2}
-    items = sorted((value or {}).items(), key=lambda kv: (order.get(kv[0], 3), kv[0]))
+def sizes(value, names=()) -> str:
+    """{"M": 4096, "N": 4096, "K": 4096} -> "M=4096 N=4096 K=4096", in the problem's order of `names` (PostgreSQL's
+    jsonb sorts keys); without names GEMM's M, N, K come first."""
+    order = {name: index for index, name in enumerate(names or ("M", "N", "K"))}
+    items = sorted((value or {}).items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
     return " ".join(f"{k}={v}" for k, v in items)
 
 
