@@ -14,7 +14,8 @@ __device__ float block_sum(float v) {
     return v;  // the block's sum, in thread 0
 }
 
-// PARTIALS is the first launch's grid: min(cdiv(N, 256), 1024) blocks.
+// FINAL = false: x -> workspace[0..gridDim.x), the grid being min(cdiv(N, 256), 1024) blocks (see the plan).
+// FINAL = true, one block: those partial sums -> out[0].
 template <bool FINAL>
 __global__ void reduce_sum(int N, const float* x, float* out, float* workspace) {
     const long long count = FINAL ? min((N + 255) / 256, 1024) : N;
