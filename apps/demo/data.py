@@ -66,7 +66,8 @@ DEMO_REVIEWS = (
         "aarav.mehta@example.com",
         4,
         timedelta(days=8),
-        "A few sections moved fast for me, but re-reading with the figures open made everything land. Highly recommend.",
+        "A few sections moved fast for me, but re-reading with the figures open made everything land. "
+        "Highly recommend.",
     ),
     DemoReview(
         "daniel.okafor@example.com",

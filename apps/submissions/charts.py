@@ -97,12 +97,14 @@ def bar_chart(
         label = bar.label if len(bar.label) <= 32 else bar.label[:31] + "…"
         weight = ' font-weight="700"' if bar.highlight else ""
         body.append(
-            f'<text class="chart__label" x="{label_w - 8}" y="{y + row_h * 0.65:.1f}" text-anchor="end"{weight}>{escape(label)}</text>'
+            f'<text class="chart__label" x="{label_w - 8}" y="{y + row_h * 0.65:.1f}" text-anchor="end"{weight}>'
+            f"{escape(label)}</text>"
         )
         if bar.value is None:
             text = "no result"
             body.append(
-                f'<text class="chart__value chart__value--none" x="{label_w + 6}" y="{y + row_h * 0.65:.1f}">{text}</text>'
+                f'<text class="chart__value chart__value--none" x="{label_w + 6}" y="{y + row_h * 0.65:.1f}">'
+                f"{text}</text>"
             )
         else:
             w = max(bar.value * scale, 1.5)  # a hairline still shows that a (tiny) value exists
@@ -159,13 +161,15 @@ def line_chart(
         if point.value is None:
             x, y = xy(index, 0)
             body.append(
-                f'<path class="chart__miss" d="M{x - 4:.1f},{y - 4:.1f} l8,8 m0,-8 l-8,8"><title>{escape(point.label)}: did not pass</title></path>'
+                f'<path class="chart__miss" d="M{x - 4:.1f},{y - 4:.1f} l8,8 m0,-8 l-8,8">'
+                f"<title>{escape(point.label)}: did not pass</title></path>"
             )
             described.append(f"{point.label}: did not pass")
         else:
             x, y = xy(index, point.value)
             body.append(
-                f'<circle class="chart__dot" cx="{x:.1f}" cy="{y:.1f}" r="4"><title>{escape(point.label)}: {fmt_pct(point.value)}</title></circle>'
+                f'<circle class="chart__dot" cx="{x:.1f}" cy="{y:.1f}" r="4">'
+                f"<title>{escape(point.label)}: {fmt_pct(point.value)}</title></circle>"
             )
             described.append(f"{point.label}: {fmt_pct(point.value)}")
     if values:
@@ -174,7 +178,8 @@ def line_chart(
         anchor = "end" if x > left + plot_w * 0.8 else "start"
         dx = -8 if anchor == "end" else 8
         body.append(
-            f'<text class="chart__value" x="{x + dx:.1f}" y="{max(y - 8, top + 10):.1f}" text-anchor="{anchor}">best {fmt_pct(points[best_index].value)}</text>'
+            f'<text class="chart__value" x="{x + dx:.1f}" y="{max(y - 8, top + 10):.1f}" text-anchor="{anchor}">'
+            f"best {fmt_pct(points[best_index].value)}</text>"
         )
     if points:
         body.append(f'<text class="chart__tick" x="{left}" y="{height - 10}">first</text>')

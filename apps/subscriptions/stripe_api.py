@@ -78,7 +78,7 @@ def idempotency_key(*parts) -> str:
 
 def is_test_mode() -> bool:
     key = settings.STRIPE_SECRET_KEY or ""
-    return not (key.startswith("sk_live_") or key.startswith("rk_live_"))
+    return not key.startswith(("sk_live_", "rk_live_"))
 
 
 def dashboard_url(kind: str, stripe_id: str, *, livemode: bool | None = None) -> str:

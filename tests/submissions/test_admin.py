@@ -1,6 +1,7 @@
 """Admin for exercises, submissions, GPU workers and the reference ladder; the operators' commands."""
 
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -103,7 +104,7 @@ def test_the_reference_ladder_exports_what_it_loaded(db, tmp_path):
     call_command("reference_ladder", "--load", FIXTURE)
     out = tmp_path / "ladder.json"
     call_command("reference_ladder", "--no-measure", "--export", str(out))
-    assert json.loads(out.read_text())["results"] == json.loads(open(FIXTURE).read())["results"]
+    assert json.loads(out.read_text())["results"] == json.loads(Path(FIXTURE).read_text())["results"]
 
 
 def test_the_gpu_worker_command_is_the_documented_one(capsys):

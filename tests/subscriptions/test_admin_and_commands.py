@@ -55,9 +55,15 @@ def test_admins_grant_complimentary_access_with_a_reason_and_an_end_date(admin_c
     now = timezone.now()
     response = admin_client.post(
         "/admin/subscriptions/complimentaryaccess/add/",
-        {"user": reader.pk, "reason": "conference speaker", "starts_at_0": now.strftime("%Y-%m-%d"), "starts_at_1": now.strftime("%H:%M:%S"),
-         "ends_at_0": ends.strftime("%Y-%m-%d"), "ends_at_1": ends.strftime("%H:%M:%S")},
-    )  # fmt: skip
+        {
+            "user": reader.pk,
+            "reason": "conference speaker",
+            "starts_at_0": now.strftime("%Y-%m-%d"),
+            "starts_at_1": now.strftime("%H:%M:%S"),
+            "ends_at_0": ends.strftime("%Y-%m-%d"),
+            "ends_at_1": ends.strftime("%H:%M:%S"),
+        },
+    )
     assert response.status_code == 302, response.content
     access = ComplimentaryAccess.objects.get()
     assert (access.user, access.reason, access.granted_by, access.ends_at) == (
