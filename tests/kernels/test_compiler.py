@@ -1,7 +1,6 @@
 """Compilation with the real NVRTC on this machine (no GPU): cubins, logs, lowered names, resources."""
 
 import struct
-import time
 
 import pytest
 
@@ -44,13 +43,6 @@ def test_template_instantiation_is_lowered():
     assert name == "sgemm_tiled<128, 128, 8, 8, 8>"
     assert result.lowered_names[name].startswith("_Z11sgemm_tiledILi128ELi128ELi8ELi8ELi8EE")
     assert result.kernels[0].static_shared_bytes == 2 * 8 * 128 * 4
-
-
-def test_compile_is_fast():
-    begin = time.perf_counter()
-    result = compiler.compile_submission(read(GOOD / "sgemm_naive.cu"), "sgemm")
-    assert result.ok
-    assert time.perf_counter() - begin < 2.0
 
 
 def test_syntax_error_gives_the_line():

@@ -64,7 +64,15 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     assert 0.5 < ladder["01_naive.cu"].pct_of_baseline < 2 < 80 < ladder["08_warptiling.cu"].pct_of_baseline < 100
     assert ladder["12_hgemm_wgmma.cu"].problem == "hgemm" and ladder["12_hgemm_wgmma.cu"].tflops > 100
     call_command("load_demo")  # again: nothing doubles
-    assert ReferenceResult.objects.count() == 12 and Exercise.objects.count() == 13
+    assert ReferenceResult.objects.count() == 12 and Exercise.objects.count() == 25
+    # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside.
+    beyond_gemm = {n: e.problem for n, e in exercises.items() if e.problem not in ("vector_add", "sgemm", "hgemm")}
+    assert beyond_gemm == {
+        19: "transpose", 26: "transpose", 27: "reduce_sum", 30: "prefix_sum", 31: "prefix_sum", 47: "gemv",
+        48: "swiglu", 49: "softmax", 50: "rmsnorm", 56: "fp8_quant", 57: "swiglu", 58: "gemv",
+    }  # fmt: skip
+    assert all(exercises[n].starter_name == "01_naive.cu" for n in beyond_gemm)
+    assert exercises[50].starter_source == (KERNELS / "reference" / "rmsnorm" / "01_naive.cu").read_text()
 
 
 def test_import_creates_updates_and_closes_exercises_idempotently(db, book):

@@ -362,7 +362,7 @@ def test_my_progress_has_a_ladder_per_family_in_book_order_with_units_and_roofli
     assert "TFLOP/s" not in softmax and "cuBLAS" not in softmax
 
     scans = re.search(r'class="card problem-ladder prefix_sum-ladder.*?</section>', body, re.S).group(0)
-    assert "% of CUB</th>" in scans and "<svg" not in scans  # nothing submitted yet: no chart
+    assert "% of PyTorch</th>" in scans and "<svg" not in scans  # nothing submitted yet: no chart
 
 
 def test_my_progress_takes_the_same_queries_however_many_exercises(
