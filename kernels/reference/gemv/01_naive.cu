@@ -5,7 +5,7 @@
 // is still in L1 when the thread comes back for the next 15 elements decides the speed; with B = 8 the whole of W
 // is also walked 8 times (once per vector), with little chance that L2 keeps it. Prediction: a few percent of the
 // bandwidth at N = K = 8192.
-// Measured on the H200: (filled in after the measurement)
+// Measured on the H200 through the judge: not yet (kernels/BENCHMARKS.md, "Rungs of the new problems").
 #include <cuda_bf16.h>
 
 __global__ void gemv_naive(int N, int K, int B, const __nv_bfloat16* W, const __nv_bfloat16* x, __nv_bfloat16* y) {

@@ -19,7 +19,7 @@
 // written with ld/st.relaxed.gpu (PTX): coherent at L2, never served from a stale L1 line, single 64-bit accesses.
 // Traffic: 8 bytes per element, the minimum. Prediction: 85-95% of the copy bandwidth, about CUB's single-pass
 // DeviceScan (whose design this is: Merrill and Garland, 2016).
-// Measured on the H200: (filled in after the measurement)
+// Measured on the H200 through the judge: not yet (kernels/BENCHMARKS.md, "Rungs of the new problems").
 
 constexpr unsigned FULL_MASK = 0xffffffffu;
 

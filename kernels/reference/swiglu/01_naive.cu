@@ -5,7 +5,7 @@
 // is width: each load instruction moves 2 bytes per thread (64 per warp), and each thread has just two of them in
 // flight, so the memory system sees few, small requests. silu(g) = g / (1 + exp(-g)) uses the precise expf and
 // division. Prediction: about half of the copy bandwidth.
-// Measured on the H200: (filled in after the measurement)
+// Measured on the H200 through the judge: not yet (kernels/BENCHMARKS.md, "Rungs of the new problems").
 #include <cuda_bf16.h>
 
 __global__ void swiglu_naive(int tokens, int inter, const __nv_bfloat16* gate, const __nv_bfloat16* up,

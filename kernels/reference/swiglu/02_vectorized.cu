@@ -11,7 +11,7 @@
 // the flat tail of fewer than 8 elements is done by the last block); otherwise each block covers the same elements
 // with 2-byte accesses. Prediction: >= 90% of the copy bandwidth; PyTorch's silu(g) * up makes two passes (5 array
 // transfers, not 3).
-// Measured on the H200: (filled in after the measurement)
+// Measured on the H200 through the judge: not yet (kernels/BENCHMARKS.md, "Rungs of the new problems").
 #include <cuda_bf16.h>
 
 __device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
