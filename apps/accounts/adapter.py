@@ -1,4 +1,5 @@
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core.internal.ratelimit import get_ip
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -7,3 +8,8 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def clean_email(self, email: str) -> str:
         return super().clean_email(email).strip().lower()
+
+    def _get_login_attempts_cache_key(self, request, **credentials) -> str:
+        # The "key" of ACCOUNT_RATE_LIMITS["login_failed"] is allauth's account key plus the client's
+        # address: wrong passwords sent from elsewhere must not lock the owner out of their account.
+        return f"{super()._get_login_attempts_cache_key(request, **credentials)}:{get_ip(request)}"

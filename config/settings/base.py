@@ -151,7 +151,9 @@ ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Kernel Engineering] "
 ACCOUNT_PREVENT_ENUMERATION = False
 ACCOUNT_SESSION_REMEMBER = None
 # allauth's defaults are kept (they are sensible); these are the ones a reader meets first.
-# They count in the cache, which is why every environment has a shared one.
+# They count in the cache, which is why every environment has a shared one; when it is down they
+# fail open (apps.accounts.ratelimit). login_failed's "key" is the account and the client's address
+# together (apps.accounts.adapter): failures from elsewhere cannot lock the owner out.
 ACCOUNT_RATE_LIMITS = {
     "login_failed": "10/m/ip,5/5m/key",
     "signup": "20/m/ip",
