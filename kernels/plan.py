@@ -85,6 +85,9 @@ def extract_plan(source: str) -> list[Launch]:
         table = tomllib.loads(blocks[0])
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"the plan is not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib recurses once per level of [ or {: a plan nested thousands deep must not be a server error.
+        raise PlanError("the plan nests arrays or tables too deeply; a launch needs a list of 1 to 3 items") from None
     unknown = set(table) - {"launch"}
     if unknown:
         raise PlanError(f"unknown plan keys {sorted(unknown)}; only [[launch]] tables are allowed")
@@ -116,10 +119,16 @@ def _parse_launch(index: int, table: dict) -> Launch:
 
 def _check_expr_type(where: str, value: object) -> Expr:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise PlanError(f"{where}: {value!r} is neither an integer nor an expression string")
+        raise PlanError(f"{where}: {_quote(value)} is neither an integer nor an expression string")
     if isinstance(value, str) and len(value) > MAX_EXPR_CHARS:
         raise PlanError(f"{where}: expression longer than {MAX_EXPR_CHARS} characters")
     return value
+
+
+def _quote(value: object, limit: int = 60) -> str:
+    """A reader's value as it appears in an error, cut short: the value may be a list of thousands."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def evaluate(expr: Expr, sizes: dict[str, int]) -> int:
