@@ -2,12 +2,16 @@
 
 import json
 import logging
+import re
 import time
 import uuid
 
 _STANDARD_ATTRS = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
 logger = logging.getLogger("kernel_engineering.request")
+# What a proxy's request id looks like (a UUID, a hex digest, "req-123.4"); anything else a client sent is
+# not echoed into our logs and response headers.
+_SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 class JsonFormatter(logging.Formatter):
@@ -29,14 +33,15 @@ class JsonFormatter(logging.Formatter):
 
 
 class RequestLogMiddleware:
-    """Gives each request an id (kept from X-Request-ID when a proxy set one) and logs it
-    once it is answered, with its status and duration."""
+    """Gives each request an id (kept from X-Request-ID when a proxy set one and it is a short safe
+    token) and logs it once it is answered, with its status and duration."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        request_id = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+        given = request.headers.get("X-Request-ID", "")
+        request_id = given if _SAFE_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         request.request_id = request_id
         started = time.perf_counter()
         response = self.get_response(request)
