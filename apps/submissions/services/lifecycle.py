@@ -3,13 +3,16 @@ submission on (under a row lock), finish it, and queue its next stage once the t
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.submissions.models import Submission
 
+logger = logging.getLogger(__name__)
 Status = Submission.Status
 
 IN_PROGRESS = (Status.QUEUED, Status.COMPILING, Status.COMPILED, Status.RUNNING)
@@ -57,11 +60,36 @@ def _seconds(n: int):
     return timezone.now() + timedelta(seconds=n)
 
 
+# A broker that is down fails the publish with this (after Celery's own short publish retries).
+BROKER_ERRORS = (KombuOperationalError, OSError)
+
+
+def _send_on_commit(submission: Submission, send) -> None:
+    """Publish once the transaction commits. A broker outage must not turn the reader's request into a 500
+    (the submission is stored and took its quota slot): the failure is logged and the submission's deadline
+    set to now, so the sweeper (every minute) sends it again. That sweep is not one of its attempts."""
+    status, sweeps = submission.status, submission.sweeps
+
+    def send_or_defer():
+        try:
+            send()
+        except BROKER_ERRORS as error:
+            logger.warning(
+                "submission %s: the broker refused its %s job (%s); the sweeper sends it again",
+                submission.pk,
+                status,
+                error,
+            )
+            Submission.objects.filter(pk=submission.pk, status=status).update(deadline_at=timezone.now(), sweeps=sweeps)
+
+    transaction.on_commit(send_or_defer)
+
+
 def _enqueue_compile(submission: Submission) -> None:
     from apps.submissions.tasks import submission_compile_task
 
     # The queue (`compile`) comes from CELERY_TASK_ROUTES.
-    transaction.on_commit(lambda: submission_compile_task.delay(submission.pk))
+    _send_on_commit(submission, lambda: submission_compile_task.delay(submission.pk))
 
 
 def _enqueue_judge(submission: Submission) -> None:
@@ -70,4 +98,4 @@ def _enqueue_judge(submission: Submission) -> None:
     # Named here, not in CELERY_TASK_ROUTES: the queue depends on this submission's GPU kind, which a
     # router would have to read back from the database for every message.
     queue = f"gpu.{submission.gpu_kind}"
-    transaction.on_commit(lambda: submission_judge_task.apply_async(args=[submission.pk], queue=queue))
+    _send_on_commit(submission, lambda: submission_judge_task.apply_async(args=[submission.pk], queue=queue))

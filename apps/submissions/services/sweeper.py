@@ -1,5 +1,6 @@
 """The sweeper (beat, every minute): submissions stuck past their deadline, or running on a worker whose
-heartbeat stopped, are queued again, and fail once they have been stuck too often."""
+heartbeat stopped, are queued again, and fail once they have been stuck too often. A job the broker refused
+(an outage) is due at once, so it is sent again within a minute."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ def submission_sweep(*, now=None) -> SweepReport:
                 submission.deadline_at = now + timedelta(seconds=settings.SUBMISSION_GPU_QUEUE_DEADLINE_S)
                 _enqueue_judge(submission)
                 report.requeued.append(submission.pk)
+            # Counted after the enqueue: one the broker refuses gives this sweep back (lifecycle._send_on_commit).
             submission.sweeps += 1
             submission.save()
     if report.requeued or report.failed:
