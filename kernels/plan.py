@@ -85,6 +85,8 @@ def extract_plan(source: str) -> list[Launch]:
         table = tomllib.loads(blocks[0])
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"the plan is not valid TOML: {exc}") from None
+    except ValueError:  # an integer past Python's 4300-digit conversion limit
+        raise PlanError("the plan holds a number too long to read") from None
     except RecursionError:
         # tomllib recurses once per level of [ or {: a plan nested thousands deep must not be a server error.
         raise PlanError("the plan nests arrays or tables too deeply; a launch needs a list of 1 to 3 items") from None
@@ -96,6 +98,8 @@ def extract_plan(source: str) -> list[Launch]:
         raise PlanError("the plan needs at least one [[launch]] table")
     if len(launches) > MAX_LAUNCHES:
         raise PlanError(f"{len(launches)} launches; at most {MAX_LAUNCHES}")
+    if not all(isinstance(t, dict) for t in launches):
+        raise PlanError("'launch' must be [[launch]] tables, not a list of values")
     return [_parse_launch(i, t) for i, t in enumerate(launches)]
 
 
@@ -137,7 +141,7 @@ def evaluate(expr: Expr, sizes: dict[str, int]) -> int:
         return expr
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte, on Pythons that do not call it a SyntaxError
         raise PlanError(f"cannot parse expression {expr!r}") from None
     return _eval_node(tree.body, sizes, expr)
 

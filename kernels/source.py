@@ -45,7 +45,10 @@ class SourceRejected(ValueError):
 
 def screen(source: str) -> None:
     """Raise SourceRejected unless the source is small enough and includes only allowed headers."""
-    size = len(source.encode("utf-8"))
+    try:
+        size = len(source.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: text no file and no compiler can hold
+        raise SourceRejected("source is not valid Unicode text") from None
     if size > MAX_SOURCE_BYTES:
         raise SourceRejected(f"source is {size} bytes; the limit is {MAX_SOURCE_BYTES}")
     if "\x00" in source:

@@ -26,3 +26,21 @@ def test_a_long_wrong_value_is_quoted_short():
     with pytest.raises(PlanError) as raised:
         extract_plan(_plan(f"[[launch]]\nkernel = 'k'\ngrid = [[{', '.join(['1'] * 10_000)}]]\nblock = [1]"))
     assert "neither an integer" in str(raised.value) and len(str(raised.value)) < 300
+
+
+def test_an_integer_past_pythons_digit_limit_is_a_plan_error():
+    with pytest.raises(PlanError, match="too long"):
+        extract_plan(_plan(f"[[launch]]\nkernel = 'k'\ngrid = [{'9' * 5_000}]\nblock = [1]"))
+
+
+@pytest.mark.parametrize("launch", ["launch = [1]", "launch = [{kernel = 'k', grid = [1], block = [1]}, 'x']"])
+def test_launch_values_that_are_not_tables_are_a_plan_error(launch):
+    with pytest.raises(PlanError, match=r"\[\[launch\]\] tables"):
+        extract_plan(_plan(launch))
+
+
+def test_a_source_with_a_lone_surrogate_is_rejected_not_a_crash():
+    from kernels.source import SourceRejected, screen
+
+    with pytest.raises(SourceRejected, match="Unicode"):
+        screen("__global__ void k() {} // \ud800")
