@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.subscriptions import stripe_api
 from apps.subscriptions.errors import WebhookRejected
@@ -90,8 +91,9 @@ def _nesting_depth(value: object) -> int:
 
 
 def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
-    """Stores a verified event once; a redelivery is a no-op (False). A new event of a handled
-    type is processed by a Celery task enqueued once this transaction commits."""
+    """Stores a verified event once; a redelivery stores nothing (False), but queues the event again while it
+    is unapplied. A new event of a handled type is processed by a Celery task enqueued once this transaction
+    commits."""
     obj = (event.get("data") or {}).get("object") or {}
     handled = event["type"] in HANDLED_EVENT_TYPES
     try:
@@ -107,7 +109,12 @@ def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
                 processed_at=None if handled else timezone.now(),  # nothing to do for the others
             )
     except IntegrityError:
-        return StripeEvent.objects.get(stripe_id=event["id"]), False
+        stored = StripeEvent.objects.get(stripe_id=event["id"])
+        if not stored.is_processed:
+            # Stripe delivers again when it got no 2xx, or on its own; either way the event may never have
+            # been queued (a broker outage): queue it again. Applying it twice is harmless (event_process).
+            _enqueue_event_processing(stored.pk)
+        return stored, False
     if handled:
         _enqueue_event_processing(stored.pk)
     return stored, True
@@ -116,7 +123,14 @@ def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
 def _enqueue_event_processing(event_pk: int) -> None:
     from apps.subscriptions.tasks import process_stripe_event
 
-    transaction.on_commit(lambda: process_stripe_event.delay(event_pk))
+    def send() -> None:
+        try:
+            process_stripe_event.delay(event_pk)
+        except (KombuOperationalError, OSError) as error:
+            # The event is stored: Stripe's next delivery or the periodic retry queues it again.
+            logger.warning("Stripe event %s stored but not queued, the broker refused it: %s", event_pk, error)
+
+    transaction.on_commit(send)
 
 
 def event_process(*, event_id: int) -> StripeEvent | None:
