@@ -37,3 +37,26 @@ def test_a_timestamp_a_little_ahead_is_accepted_for_clock_skew(stripe_stub, post
     response = post_event(event_payload("charge.succeeded", {"id": "ch_1", "object": "charge"}), timestamp=ahead)
     assert response.status_code == 200
     assert StripeEvent.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"created": []},
+        {"created": "yesterday"},
+        {"created": 10**20},
+        {"id": "evt_" + "x" * 300},
+        {"type": "t" * 300},
+        {"api_version": "v" * 65},
+        {"api_version": ["2025-01-01"]},
+        {"data": {"object": ["not", "an", "object"]}},
+        {"data": {"object": {"id": "in_1", "note": "a\x00b"}}},
+        {"data": {"object": {"id": "in_1", "amount": float("nan")}}},
+    ],
+    ids=lambda fields: next(iter(fields)),
+)
+def test_a_signed_event_whose_fields_cannot_be_stored_is_a_400(stripe_stub, post_event, fields):
+    event = {"id": "evt_odd", "object": "event", "type": "invoice.paid", "data": {"object": {"id": "in_1"}}}
+    response = post_event({**event, **fields})
+    assert response.status_code == 400
+    assert _nothing_stored(stripe_stub)

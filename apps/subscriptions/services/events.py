@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -30,6 +31,7 @@ WEBHOOK_TOLERANCE_S = stripe.Webhook.DEFAULT_TOLERANCE  # 5 minutes, into the pa
 # Stripe's event objects nest a dozen levels at most (expanded objects included); far deeper is not an event,
 # and would not survive storing and reading back.
 MAX_EVENT_DEPTH = 64
+_LATEST_TIMESTAMP = 253_402_300_799  # 9999-12-31T23:59:59Z, the last second a Python datetime holds
 
 
 def event_verify(*, payload: bytes, signature: str | None) -> dict:
@@ -51,17 +53,31 @@ def event_verify(*, payload: bytes, signature: str | None) -> dict:
         data = json.loads(payload)
     except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested past the parser's stack
         raise WebhookRejected("Malformed payload.") from exc
-    if (
-        not isinstance(data, dict)
-        or not isinstance(data.get("id"), str)
-        or not isinstance(data.get("type"), str)
-        or not isinstance(data.get("data"), dict)
-        or data.get("object") == "v2.core.event"  # a thin event carries no snapshot to store
-    ):
+    if not _looks_like_event(data):
         raise WebhookRejected("Not an event.")
-    if _nesting_depth(data) > MAX_EVENT_DEPTH:
-        raise WebhookRejected("Not an event: nested deeper than any Stripe object.")
+    if not _storable(data):
+        raise WebhookRejected("Not an event: nested deeper than any Stripe object, or holding NUL or NaN.")
     return data
+
+
+def _looks_like_event(data: object) -> bool:
+    """The fields event_record stores have the types and sizes of its columns (a stranger signed nothing,
+    but a leaked secret must not buy a 500)."""
+    if not isinstance(data, dict) or data.get("object") == "v2.core.event":  # a thin event: no snapshot to store
+        return False
+    event_id, event_type, created = data.get("id"), data.get("type"), data.get("created")
+    api_version = data.get("api_version") or ""
+    return (
+        isinstance(event_id, str)
+        and 0 < len(event_id) <= 255
+        and isinstance(event_type, str)
+        and 0 < len(event_type) <= 255
+        and isinstance(api_version, str)
+        and len(api_version) <= 64
+        and (created is None or (type(created) is int and 0 <= created <= _LATEST_TIMESTAMP))
+        and isinstance(data.get("data"), dict)
+        and isinstance(data["data"].get("object", {}), dict)
+    )
 
 
 def _refuse_future_timestamp(signature: str) -> None:
@@ -75,19 +91,22 @@ def _refuse_future_timestamp(signature: str) -> None:
         raise WebhookRejected("Timestamp in the future.")
 
 
-def _nesting_depth(value: object) -> int:
-    """How deep lists and dicts nest in `value`, without recursion (the value is a stranger's)."""
-    deepest, stack = 0, [(value, 1)]
+def _storable(value: object) -> bool:
+    """Whether a stranger's JSON fits a jsonb column: nested at most MAX_EVENT_DEPTH deep, and no NUL character
+    or NaN/infinity anywhere (PostgreSQL refuses both). Walked without recursion."""
+    stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_EVENT_DEPTH:
-            break
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+        if isinstance(item, str) and "\x00" in item:
+            return False
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict | list):
+            if depth > MAX_EVENT_DEPTH:
+                return False
+            children = [*item, *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return True
 
 
 def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
