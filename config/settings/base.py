@@ -82,12 +82,23 @@ TEMPLATES = [
 DEFAULT_DATABASE_URL = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
 
 
+# How long a SQLite connection waits for another's write lock before "database is locked".
+SQLITE_BUSY_TIMEOUT_MS = env_int("SQLITE_BUSY_TIMEOUT_MS", 20_000)
+
+
 def database_from_env(default_url: str) -> dict:
-    return {
-        "default": dj_database_url.parse(
-            env_str("DATABASE_URL", default_url), conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
-        )
-    }
+    database = dj_database_url.parse(
+        env_str("DATABASE_URL", default_url), conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    )
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        # The web server and the worker share the file: WAL lets readers go on while one writes, the busy timeout
+        # makes a writer wait its turn, and IMMEDIATE takes the write lock at BEGIN, where waiting works (a
+        # deferred transaction that reads, then writes, fails at once when another wrote meanwhile).
+        database["OPTIONS"] = {
+            "init_command": f"PRAGMA journal_mode=WAL; PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+            "transaction_mode": "IMMEDIATE",
+        }
+    return {"default": database}
 
 
 DATABASES = database_from_env(DEFAULT_DATABASE_URL)
