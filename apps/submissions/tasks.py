@@ -10,11 +10,28 @@ delivery harmless.
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from apps.submissions import services, worker
 
+# A transient database error ("database is locked" under SQLite, a connection lost) is retried with backoff
+# (about 1, 2, 4, 8, 16 s, jittered) rather than left to the sweeper's deadlines.
+DATABASE_RETRY = {
+    "autoretry_for": (OperationalError, InterfaceError),
+    "max_retries": 5,
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+}
 
-@shared_task(name="submissions.compile", acks_late=True, reject_on_worker_lost=True, soft_time_limit=90, time_limit=120)
+
+@shared_task(
+    name="submissions.compile",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=90,
+    time_limit=120,
+    **DATABASE_RETRY,
+)
 def submission_compile_task(submission_id: int) -> None:
     # NVRTC itself runs in a child with a 30 s timeout (kernels.compiler); these limits are the safety net.
     services.submission_compile(submission_id=submission_id)
@@ -27,6 +44,7 @@ def submission_compile_task(submission_id: int) -> None:
     reject_on_worker_lost=True,
     soft_time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S,
     time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S + 60,
+    **DATABASE_RETRY,
 )
 def submission_judge_task(self, submission_id: int) -> None:
     # The judge kills its sandboxed child after the exercise's own limit; the task's limits only catch
@@ -38,7 +56,7 @@ def submission_judge_task(self, submission_id: int) -> None:
         raise
 
 
-@shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60)
+@shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60, **DATABASE_RETRY)
 def submission_sweep_task() -> None:
     services.submission_sweep()
 
