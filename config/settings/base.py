@@ -170,6 +170,10 @@ ACCOUNT_RATE_LIMITS = {
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
 }
+# Behind the TLS proxy every request comes from the proxy's address, and "per IP" would mean "everyone": set this
+# to the number of proxies that append to X-Forwarded-For (1 for one proxy). Never above that number: the client
+# could then choose its own address.
+ALLAUTH_TRUSTED_PROXY_COUNT = env_int("ALLAUTH_TRUSTED_PROXY_COUNT", 0)
 
 GITHUB_CLIENT_ID = env_str("GITHUB_CLIENT_ID", "")
 GITHUB_CLIENT_SECRET = env_str("GITHUB_CLIENT_SECRET", "")

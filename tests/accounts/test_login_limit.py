@@ -51,3 +51,22 @@ def test_failures_from_one_address_do_not_lock_the_owner_out_from_another(client
 
     assert response.status_code == 302
     assert client.session["_auth_user_id"] == str(reader.pk)
+
+
+def test_behind_a_trusted_proxy_the_limit_counts_the_address_the_proxy_saw(client, reader, password, settings):
+    from django.test import Client
+
+    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 1
+    proxy = "10.0.0.2"
+    attacker = Client(headers={"X-Forwarded-For": "198.51.100.66"})
+    for _ in range(6):
+        _login(attacker, reader.email, "guess-guess-guess", ip=proxy)
+
+    owner = client.post(
+        reverse("account_login"),
+        {"login": reader.email, "password": password},
+        REMOTE_ADDR=proxy,
+        headers={"X-Forwarded-For": "spoofed-by-owner, 203.0.113.7"},
+    )
+
+    assert owner.status_code == 302
