@@ -70,7 +70,9 @@
     });
 
     body.querySelectorAll('math:not([display="block"])').forEach(function (formula) {
-      if (formula.getBoundingClientRect().width > body.clientWidth) formula.classList.add("math--wide");
+      if (formula.getBoundingClientRect().width <= body.clientWidth) return;
+      formula.classList.add("math--wide");
+      updaters.push(focusableWhenScrolling(formula));  // keyboard readers scroll it too
     });
 
     body.querySelectorAll("pre > code").forEach(function (code) {
