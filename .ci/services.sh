@@ -28,7 +28,9 @@ pg_isready -h 127.0.0.1 -p 5432
 
 if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   mkdir -p /var/lib/redis /var/log/redis
-  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  # Each pytest-xdist process of `make test` takes two databases (config/settings/test.py): room for many.
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no --databases 64 \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log
   for _ in $(seq 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 0.5; done
 fi
 echo "redis: $(redis-cli -h 127.0.0.1 -p 6379 ping)"
