@@ -3,6 +3,7 @@
 Runs the real command in a scratch data folder and talks to it over HTTP, then sends a
 task through the file-system broker to the worker that `make run` started."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -64,6 +65,9 @@ def dev_site(tmp_path):
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
+        # make is gone; what is left of its group (a Celery worker stuck in its warm shutdown) goes too.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def _reachable(url: str) -> bool:
