@@ -2,13 +2,14 @@
 
     python -m kernels selftest [--json]
 
-Fidelity: the judge's median for cuBLAS SGEMM 4096^3 (its baseline, timed with fresh inputs, L2 flushed
-by memset before each launch) against an independent measurement in the same worker process with
-cupyx.profiler.benchmark (flush by a CuPy fill kernel, timed with the GEMM, minus the flush alone); and the
-example SGEMM kernel judged twice. Cost: compile alone (child process included), a judge run on a cold
-worker (process start, CuPy import, CUDA context, ceilings, check and timing), the warm-up of a warm worker,
-and check + timing on the warm worker (CuPy imported, context and cuBLAS handle made, ceilings measured,
-CuPy's kernels compiled: what a GPU queue worker holds between submissions).
+Fidelity: the judge's median for a baseline (timed with fresh inputs, L2 flushed by memset before each
+launch) against an independent measurement in the same worker process with cupyx.profiler.benchmark (flush by
+a CuPy fill kernel, timed with the baseline, minus the flush alone), for cuBLAS SGEMM and HGEMM at 4096^3 and,
+memory-bound, cuBLAS SGEAM transposing 8192^2; and the example SGEMM kernel judged twice. Cost: compile alone
+(child process included), a judge run on a cold worker (process start, CuPy import, CUDA context, ceilings,
+check and timing), the warm-up of a warm worker, and check + timing on the warm worker (CuPy imported, context
+and cuBLAS handle made, ceilings measured, CuPy's kernels compiled: what a GPU queue worker holds between
+submissions).
 """
 
 from __future__ import annotations
@@ -23,23 +24,25 @@ from kernels.judge import GpuJudge, JudgeOptions
 
 EXAMPLE = Path(problems.PROBLEMS_DIR) / "sgemm" / "example.cu"
 HGEMM_EXAMPLE = Path(problems.PROBLEMS_DIR) / "hgemm" / "example.cu"
-INDEPENDENT = "kernels.tools.selftest:independent_cublas_job"
+INDEPENDENT = "kernels.tools.selftest:independent_baseline_job"
 SIZE = 4096
+GEMM_SIZES = {"M": SIZE, "N": SIZE, "K": SIZE}
+TRANSPOSE_EXAMPLE = Path(problems.PROBLEMS_DIR) / "transpose" / "example.cu"
+TRANSPOSE_SIZES = {"M": 8192, "N": 8192}  # its benchmark shape: 512 MiB through memory in about 0.14 ms
 
 
-def independent_cublas_job(payload: dict) -> dict:
-    """Worker side: the problem's cuBLAS baseline timed by cupyx.profiler.benchmark, with and without an L2 flush."""
+def independent_baseline_job(payload: dict) -> dict:
+    """Worker side: the problem's baseline timed by cupyx.profiler.benchmark, with and without an L2 flush."""
     import cupy as cp
     from cupyx.profiler import benchmark
 
     from kernels import gpu
 
     ctx = gpu.context()
-    n = payload["n"]
     problem = problems.load(payload["problem"])
-    sizes = {"M": n, "N": n, "K": n}
+    sizes = payload["sizes"]
     inputs = problem.module().make_inputs(sizes, cp.random.default_rng(1), problem.params)
-    out = inputs["C"]
+    out = inputs[problem.output_names[0]]
 
     def gemm() -> None:
         problem.module().baseline(inputs, out, sizes, problem.params, ctx)
@@ -83,16 +86,18 @@ def measure() -> dict:
             begin = time.perf_counter()
             runs.append(judge.judge(compiled, options))
             walls.append(time.perf_counter() - begin)
-        independent = judge.worker.call(INDEPENDENT, {"n": SIZE, "problem": "sgemm"}, 300)
+        independent = judge.worker.call(INDEPENDENT, {"sizes": GEMM_SIZES, "problem": "sgemm"}, 300)
         # HGEMM at 4096^3 takes ~0.2 ms: where the host's launch cost would show, if it leaked into the timing.
         hgemm = judge.judge(compiler.compile_submission(HGEMM_EXAMPLE.read_text(), "hgemm"), options)
-        independent_hgemm = judge.worker.call(INDEPENDENT, {"n": SIZE, "problem": "hgemm"}, 300)
-    for result in (cold_result, *runs, hgemm):
+        independent_hgemm = judge.worker.call(INDEPENDENT, {"sizes": GEMM_SIZES, "problem": "hgemm"}, 300)
+        transpose = judge.judge(compiler.compile_submission(TRANSPOSE_EXAMPLE.read_text(), "transpose"), options)
+        independent_transpose = judge.worker.call(INDEPENDENT, {"sizes": TRANSPOSE_SIZES, "problem": "transpose"}, 300)
+    for result in (cold_result, *runs, hgemm, transpose):
         if not result.passed:
             raise RuntimeError(
                 f"the example was not accepted: {result.verdict.value}: {result.message}\n{result.error}"
             )
-    for outcome in (independent, independent_hgemm):
+    for outcome in (independent, independent_hgemm, independent_transpose):
         if outcome.value is None:
             raise RuntimeError(f"independent measurement failed: {outcome.error}")
     first, second = runs[0].benchmarks[0], runs[1].benchmarks[0]
@@ -109,6 +114,11 @@ def measure() -> dict:
         "independent_cublas_hgemm_flushed_ms": independent_hgemm.value["flushed_ms"],
         "hgemm_fidelity_diff_pct": _diff_pct(
             hgemm.benchmarks[0].baseline.median_ms, independent_hgemm.value["flushed_ms"]
+        ),
+        "judge_geam_transpose_ms": transpose.benchmarks[0].baseline.median_ms,
+        "independent_geam_transpose_flushed_ms": independent_transpose.value["flushed_ms"],
+        "transpose_fidelity_diff_pct": _diff_pct(
+            transpose.benchmarks[0].baseline.median_ms, independent_transpose.value["flushed_ms"]
         ),
         "example_ms": [first.candidate.median_ms, second.candidate.median_ms],
         "example_iqr_ms": [first.candidate.iqr_ms, second.candidate.iqr_ms],
@@ -134,6 +144,7 @@ def main(args) -> int:
         print(_table(figures))
     ok = (
         figures["fidelity_diff_pct"] < 2
+        and figures["transpose_fidelity_diff_pct"] < 2
         and figures["repeat_diff_pct"] < 2
         and max(figures["warm_judge_s"]) < 10
         and statistics.median(figures["compile_ms"]) < 2000
@@ -154,6 +165,9 @@ def _table(f: dict) -> str:
         ("judge: cuBLAS HGEMM 4096^3 median", f"{f['judge_cublas_hgemm_ms']:.4f} ms"),
         ("cupyx.profiler.benchmark, L2 flushed", f"{f['independent_cublas_hgemm_flushed_ms']:.4f} ms"),
         ("HGEMM fidelity", f"{f['hgemm_fidelity_diff_pct']:.2f}%"),
+        ("judge: cuBLAS SGEAM transpose 8192^2 median", f"{f['judge_geam_transpose_ms']:.4f} ms"),
+        ("cupyx.profiler.benchmark, L2 flushed", f"{f['independent_geam_transpose_flushed_ms']:.4f} ms"),
+        ("transpose (memory-bound) fidelity", f"{f['transpose_fidelity_diff_pct']:.2f}% (must be < 2%)"),
         (
             "example SGEMM judged twice",
             " / ".join(f"{v:.4f} ms" for v in f["example_ms"]) + f" ({f['rounds'][0]}, {f['rounds'][1]} rounds)",
