@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
-from django.contrib.sites.models import Site
 from django.db import connection
 from django.db.models import Prefetch, Q
 from django.db.models.functions import MD5
@@ -17,6 +16,7 @@ from apps.catalog.models import Book, Capsule, Figure
 from apps.reading.epub import FORMAT_VERSION, Chapter, EpubSources, Section
 from apps.reading.models import EpubBuild, ReadingProgress
 from apps.reading.policy import has_full_access, readable_capsules
+from config import site as config_site
 
 SEARCH_RESULTS_LIMIT = 30
 
@@ -155,8 +155,8 @@ def epub_edition_readable(user, edition: str) -> bool:
 
 
 def site_url() -> str:
-    """https://host of this site, for links in files that are built outside a request (EPUB)."""
-    return f"https://{Site.objects.get_current().domain}"
+    """This site's address (SITE_URL), for links in files that are built outside a request (EPUB)."""
+    return config_site.site_url()
 
 
 def _epub_capsules(book: Book, edition: str, *, included: bool):

@@ -17,6 +17,10 @@ DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 SITE_ID = 1
+# The site's own address (scheme and host, no trailing slash), for every absolute URL built outside a request:
+# EPUB links and dc:source, emails, Stripe's return addresses in test mode (config/site.py). `make run` sets it
+# to its own address; production derives it from ALLOWED_HOSTS when unset (config/settings/prod.py).
+SITE_URL = (env_str("SITE_URL", "") or "").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -12,6 +12,7 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)  # SQLite, the file cache and the bro
 DEBUG = env_bool("DEBUG", True)  # noqa: F405
 SECRET_KEY = SECRET_KEY or "dev-only-insecure-key-never-used-in-production-0123456789abcdef"  # noqa: F405
 ALLOWED_HOSTS = ALLOWED_HOSTS or ["127.0.0.1", "localhost", "[::1]"]  # noqa: F405
+SITE_URL = SITE_URL or "http://127.0.0.1:8000"  # noqa: F405  (runserver's default address)
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 LOG_FORMAT = env_str("LOG_FORMAT", "text")
 LOGGING["handlers"]["console"]["formatter"] = LOG_FORMAT  # noqa: F405

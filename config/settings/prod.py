@@ -8,6 +8,8 @@ from .base import cache_from_env, database_from_env
 DEBUG = False
 SECRET_KEY = env_required("SECRET_KEY")
 ALLOWED_HOSTS = [host.strip() for host in env_required("ALLOWED_HOSTS").split(",") if host.strip()]
+# Served over HTTPS (SECURE_SSL_REDIRECT): the first host name is the site's address unless SITE_URL says otherwise.
+SITE_URL = SITE_URL or f"https://{ALLOWED_HOSTS[0].lstrip('.')}"  # noqa: F405
 DATABASES = database_from_env(env_required("DATABASE_URL"))
 REDIS_URL = env_required("REDIS_URL")
 CACHES = cache_from_env(REDIS_URL)

@@ -11,6 +11,7 @@ from .base import cache_from_env, database_from_env
 DEBUG = False
 SECRET_KEY = SECRET_KEY or "test-only-key-not-secret-0123456789abcdefghijklmnopqrstuvwxyz"  # noqa: F405
 ALLOWED_HOSTS = ["*"]
+SITE_URL = SITE_URL or "https://kernel.example.com"  # noqa: F405
 DATABASES = database_from_env("postgres://postgres:postgres@127.0.0.1:5432/kernel_engineering")
 
 

@@ -205,7 +205,7 @@ def test_the_demo_book_and_its_sample_pass_epubcheck_and_read_back_in_the_books_
     ]
     assert sample_epub.spine[-1] == "get-the-rest"
     last = sample_epub.tree("get-the-rest")
-    assert last.xpath("//x:a/@href", namespaces=NS) == ["https://example.com/pricing/"]
+    assert last.xpath("//x:a/@href", namespaces=NS) == ["https://kernel.example.com/pricing/"]
     assert "(free sample)" in sample_epub.package.metadata.fields["title"]
 
 
@@ -222,14 +222,14 @@ def test_links_between_capsules_stay_inside_the_book_and_site_links_become_absol
     full = ReadBack(ready_build(mini_book, "full").path)
     assert full.tree("capsule-01").xpath("//x:div[@id='capsule-body']//x:a/@href", namespaces=NS) == [
         "capsule-02.xhtml#tiles",
-        "https://example.com/search/?q=x",
+        "https://kernel.example.com/search/?q=x",
         "https://example.org/a",
     ]
     # In the sample the locked capsule is not in the book: its link leads to the site, where the policy decides.
     sample = ReadBack(ready_build(mini_book, "sample").path)
     assert (
         sample.tree("capsule-01").xpath("//x:div[@id='capsule-body']//x:a/@href", namespaces=NS)[0]
-        == "https://example.com/capsules/locked-two/#tiles"
+        == "https://kernel.example.com/capsules/locked-two/#tiles"
     )
 
 
@@ -248,4 +248,20 @@ def test_a_book_without_free_capsules_still_has_a_sample_that_says_how_to_get_th
     Capsule.objects.filter(book=mini_book).update(access=Capsule.Access.LOCKED)
     sample = ReadBack(ready_build(mini_book, "sample").path)
     assert sample.spine == ["cover", "nav", "get-the-rest"] and sample.chapter_ids() == []
-    assert sample.tree("get-the-rest").xpath("//x:a/@href", namespaces=NS) == ["https://example.com/pricing/"]
+    assert sample.tree("get-the-rest").xpath("//x:a/@href", namespaces=NS) == ["https://kernel.example.com/pricing/"]
+
+
+@pytest.mark.django_db
+def test_the_samples_links_and_source_are_on_the_site_url_setting(mini_book, settings):
+    # make run serves on http://127.0.0.1:PORT and says so in SITE_URL: the sample must send readers there, not to
+    # the Sites framework's placeholder (example.com).
+    settings.SITE_URL = "http://127.0.0.1:8123"
+    sample = ReadBack(ready_build(mini_book, "sample").path)
+
+    assert sample.tree("get-the-rest").xpath("//x:a/@href", namespaces=NS) == ["http://127.0.0.1:8123/pricing/"]
+    with zipfile.ZipFile(sample.document.path) as archive:
+        opf = etree.fromstring(archive.read(sample.document.container.rootfile_path))
+    assert opf.xpath("//dc:source/text()", namespaces={"dc": "http://purl.org/dc/elements/1.1/"}) == [
+        "http://127.0.0.1:8123/"
+    ]
+    assert b"example.com" not in b"".join(epub_entries(sample.document.path).values())

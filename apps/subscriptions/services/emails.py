@@ -4,12 +4,12 @@ changes of stored state, and are sent by a Celery task that checks the state sti
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.sites.models import Site
 from django.core.mail import send_mail
 from django.db import transaction
 from django.template.loader import render_to_string
 
 from apps.subscriptions.models import Subscription
+from config.site import site_url
 
 
 class EmailKind:
@@ -45,7 +45,7 @@ def subscription_email_send(*, subscription_id: int, kind: str) -> bool:
     context = {
         "user": user,
         "subscription": subscription,
-        "site_url": f"https://{Site.objects.get_current().domain}",
+        "site_url": site_url(),
         "grace_days": settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS,
     }
     subject = render_to_string(f"subscriptions/email/{kind}_subject.txt", context).strip()
