@@ -133,11 +133,15 @@ def reviews_summary(book: Book, user) -> ReviewsSummary:
     signed-in visitor, their own review (1) and whether they may review (1)."""
     rating = book_rating(book)
     authenticated = user is not None and user.is_authenticated
+    newest = reviews_public(book)
+    if authenticated:
+        # The block shows the reader's own review on its own, above the list: not a second time in it.
+        newest = newest.exclude(user=user)
     return ReviewsSummary(
         book=book,
         rating=rating,
         readers=reader_count(book),
-        newest=list(reviews_public(book).sorted_by("newest")[: settings.REVIEWS_ON_LANDING]),
+        newest=list(newest.sorted_by("newest")[: settings.REVIEWS_ON_LANDING]),
         own=own_review(user, book) if authenticated else None,
         eligibility=review_eligibility(user, book) if authenticated else Eligibility.SIGN_IN,
         distribution=star_distribution(rating),

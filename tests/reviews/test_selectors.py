@@ -72,3 +72,17 @@ def test_readers_are_accounts_that_opened_a_capsule_each_counted_once(book):
     make_reader(book, has_read=False)
 
     assert selectors.reader_count(book) == 1
+
+
+def test_the_newest_reviews_leave_out_the_readers_own_shown_above_them(book, staff):
+    """Issue 17: after posting, the reader's review showed twice in the block (as theirs and in the list)."""
+    add_reviews(book, 3, staff)
+    reader = make_reader(book)
+    own = services.review_create(user=reader, book=book, rating=4, text=TEXT + " (mine)")
+
+    summary = selectors.reviews_summary(book, reader)
+    assert summary.own == own
+    assert own not in summary.newest and summary.newest  # the others' reviews still listed
+    # Everyone else still sees it among the newest.
+    someone_else = make_reader(book, name="Someone Else", email="else@example.org")
+    assert own in selectors.reviews_summary(book, someone_else).newest
