@@ -4,6 +4,9 @@ and print the table's rows (one per benchmark shape).
 
     python -m kernels.tools.ladder [--out ladder.json] [FILE ...]
 
+`--out` writes {"measured_at": ISO time, "rungs": {step: the judge's JSON result}}, which
+`manage.py reference_ladder --load-ladder` stores on a machine with the site (a GPU node needs no Django).
+
 The ladder: the GEMM rungs `kernels/reference/NN_*.cu` (sgemm, or hgemm where the name says so), then every
 `kernels/reference/<problem>/NN_*.cu`, whose problem is its folder's name.
 """
@@ -14,6 +17,7 @@ import argparse
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 REFERENCE_DIR = Path(__file__).parents[1] / "reference"
@@ -86,6 +90,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write every rung's full JSON result here")
     parser.add_argument("files", nargs="*", type=Path, help="only these rungs (default: all)")
     args = parser.parse_args()
+    measured_at = datetime.now(UTC).isoformat()
     results = {}
     print(
         "| step | shape | kernel | regs | median ms (IQR) | TFLOP/s | GB/s | baseline ms | % of baseline "
@@ -96,7 +101,12 @@ def main() -> None:
         results[step_of(path)] = bench(path)
         print("\n".join(rows(path, results[step_of(path)])), flush=True)
     if args.out:
-        args.out.write_text(json.dumps(results, indent=1))
+        args.out.write_text(json.dumps({"measured_at": measured_at, "rungs": results}, indent=1))
+
+
+def path_of(step: str) -> Path:
+    """The rung file a step names (step_of's inverse)."""
+    return REFERENCE_DIR / f"{step}.cu"
 
 
 if __name__ == "__main__":

@@ -107,6 +107,34 @@ def test_the_reference_ladder_exports_what_it_loaded(db, tmp_path):
     assert json.loads(out.read_text())["results"] == json.loads(Path(FIXTURE).read_text())["results"]
 
 
+def test_a_ladder_measured_on_a_gpu_node_is_stored_under_its_rung_files_problems_and_titles(db, tmp_path):
+    """`python -m kernels.tools.ladder --out` runs where no Django is; the site stores its file afterwards."""
+    from apps.submissions.models import ReferenceResult
+
+    fixture = json.loads(Path(FIXTURE).read_text())["results"]
+    sgemm_result = next(r["result"] for r in fixture if r["step"] == "08_warptiling.cu")
+    ladder = tmp_path / "ladder.json"
+    ladder.write_text(
+        json.dumps(
+            {
+                "measured_at": "2026-12-03T01:02:03+00:00",
+                "rungs": {
+                    "08_warptiling": sgemm_result,
+                    "softmax/02_online_cached": {**sgemm_result, "problem": "softmax"},
+                },
+            }
+        )
+    )
+    call_command("reference_ladder", "--load-ladder", str(ladder), "--gpu-kind", "h200")
+    stored = {(r.problem, r.step): r for r in ReferenceResult.objects.filter(gpu_kind="h200")}
+    assert set(stored) == {("sgemm", "08_warptiling.cu"), ("softmax", "02_online_cached.cu")}
+    softmax = stored["softmax", "02_online_cached.cu"]
+    assert softmax.title.startswith("Step 02 - one pass over global memory")  # the rung file's first line
+    assert softmax.measured_at.isoformat() == "2026-12-03T01:02:03+00:00"
+    benchmark = sgemm_result["benchmarks"][0]
+    assert stored["sgemm", "08_warptiling.cu"].pct_of_baseline == pytest.approx(benchmark["pct_of_baseline"])
+
+
 def test_the_gpu_worker_command_is_the_documented_one(capsys):
     call_command("gpu_worker", "--gpu", "3", "--print")
     assert capsys.readouterr().out.strip() == (

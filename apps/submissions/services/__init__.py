@@ -21,6 +21,7 @@ from apps.submissions.services.pipeline import (
     submission_judge,
 )
 from apps.submissions.services.reference import (
+    reference_ladder_load,
     reference_ladder_measure,
     reference_result_store,
     reference_results_export,
@@ -39,6 +40,7 @@ __all__ = [
     "exercise_save",
     "exercises_import",
     "plan_into_source",
+    "reference_ladder_load",
     "reference_ladder_measure",
     "reference_result_store",
     "reference_results_export",

@@ -90,6 +90,28 @@ def reference_results_export(*, gpu_kind: str) -> dict:
 
 
 @transaction.atomic
+def reference_ladder_load(*, path, gpu_kind: str) -> int:
+    """Store a ladder measured on a GPU node by `python -m kernels.tools.ladder --out FILE` (no Django there);
+    returns how many rungs."""
+    from django.utils.dateparse import parse_datetime
+
+    from kernels.tools.ladder import path_of, problem_of, title_of
+
+    data = json.loads(Path(path).read_text())
+    for step, result in data["rungs"].items():
+        rung = path_of(step)
+        reference_result_store(
+            problem=problem_of(rung),
+            gpu_kind=gpu_kind,
+            step=rung.name,
+            title=title_of(rung),
+            result=result,
+            measured_at=parse_datetime(data["measured_at"]),
+        )
+    return len(data["rungs"])
+
+
+@transaction.atomic
 def reference_results_load(*, path) -> int:
     """Load a ladder measured elsewhere (reference_results_export's JSON); returns how many rungs."""
     from django.utils.dateparse import parse_datetime

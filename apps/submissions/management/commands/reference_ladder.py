@@ -5,6 +5,7 @@ load the measured figures (the demo ships the H200's: apps/submissions/fixtures/
     python manage.py reference_ladder [--gpu-kind h200] [STEP ...]  # measure here (this machine's GPU)
     python manage.py reference_ladder --export FILE [--gpu-kind h200] --no-measure
     python manage.py reference_ladder --load FILE
+    python manage.py reference_ladder --load-ladder FILE [--gpu-kind h200]  # kernels.tools.ladder --out FILE
 """
 
 import json
@@ -33,8 +34,19 @@ class Command(BaseCommand):
         parser.add_argument("--no-measure", action="store_true", help="only --export or --load")
         parser.add_argument("--export", type=Path, help="write the stored results of --gpu-kind to this JSON file")
         parser.add_argument("--load", type=Path, help="load results from a JSON file written by --export")
+        parser.add_argument(
+            "--load-ladder",
+            type=Path,
+            help="store a GPU node's `python -m kernels.tools.ladder --out` file as --gpu-kind",
+        )
 
-    def handle(self, *args, steps, gpu_kind, enqueue, wait, no_measure, export, load, **options):
+    def handle(self, *args, steps, gpu_kind, enqueue, wait, no_measure, export, load, load_ladder, **options):
+        if load_ladder:
+            count = services.reference_ladder_load(path=load_ladder, gpu_kind=gpu_kind)
+            self.stdout.write(f"stored {count} rungs measured on {gpu_kind} from {load_ladder}")
+            if export:
+                self._export(export, gpu_kind)
+            return
         if load:
             self.stdout.write(f"loaded {services.reference_results_load(path=load)} rungs from {load}")
             return
