@@ -1,4 +1,5 @@
 import logging
+import time
 from urllib.parse import quote
 
 import stripe
@@ -25,6 +26,13 @@ from apps.subscriptions.errors import (
 logger = logging.getLogger(__name__)
 
 STRIPE_UNREACHABLE = "We could not reach our payment provider. Nothing was charged; please try again in a minute."
+# When this reader last went to Stripe Checkout (in their session): the success page waits for a confirmation only
+# then, and only for so long. Stripe expires an unpaid Checkout Session after 24 hours.
+CHECKOUT_STARTED_KEY = "subscriptions:checkout_started_at"
+CHECKOUT_PENDING_S = 24 * 60 * 60
+# How long the success page polls before it says that the confirmation is late (it usually takes seconds).
+CONFIRMATION_WAIT_S = 3 * 60
+_unconfigured_logged = False
 
 
 def _safe_next(request, value: str | None) -> str:
@@ -46,27 +54,37 @@ class _SeeOther(HttpResponseRedirect):
     status_code = 303
 
 
+def _log_unconfigured_once() -> None:
+    """What an operator must set goes to the log (and the README), never to the public pricing page."""
+    global _unconfigured_logged
+    if _unconfigured_logged:
+        return
+    _unconfigured_logged = True
+    missing = [
+        name
+        for name in ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_PRICE_MONTHLY", "STRIPE_PRICE_YEARLY")
+        if not getattr(settings, name)
+    ]
+    logger.warning(
+        "Stripe is not configured, so /pricing/ offers no plan. Missing: %s (README: Configuration, Stripe).",
+        ", ".join(missing) or "a price",
+    )
+
+
 @require_safe
 def pricing(request):
+    configured = selectors.stripe_is_configured()
+    if not configured:
+        _log_unconfigured_once()
     return render(
         request,
         "subscriptions/pricing.html",
         {
             "plans": selectors.pricing_plans(),
-            "stripe_configured": selectors.stripe_is_configured(),
+            "stripe_configured": configured,
             "trial_days": settings.STRIPE_TRIAL_DAYS,
             "has_subscriber_access": selectors.has_subscriber_access(request.user),
             "next": _safe_next(request, request.GET.get("next")),
-            "missing_settings": [
-                name
-                for name in (
-                    "STRIPE_SECRET_KEY",
-                    "STRIPE_WEBHOOK_SECRET",
-                    "STRIPE_PRICE_MONTHLY",
-                    "STRIPE_PRICE_YEARLY",
-                )
-                if not getattr(settings, name)
-            ],
         },
     )
 
@@ -97,18 +115,34 @@ def checkout(request):
         logger.error("Stripe Checkout Session failed: %s (%s)", type(exc).__name__, getattr(exc, "code", None) or "")
         messages.error(request, STRIPE_UNREACHABLE)
         return _SeeOther(reverse("subscriptions:pricing"))
+    request.session[CHECKOUT_STARTED_KEY] = int(time.time())
     return _SeeOther(url)
+
+
+def _access_status_context(request, *, waiting_since: int) -> dict:
+    """What the success page and its polled fragment show: access (from the stored state only), or a checkout of
+    this reader's still waiting for Stripe's confirmation (polled until CONFIRMATION_WAIT_S has passed), or none."""
+    has_access = selectors.has_subscriber_access(request.user)
+    started = request.session.get(CHECKOUT_STARTED_KEY)
+    now = int(time.time())
+    pending = not has_access and isinstance(started, int) and now - started < CHECKOUT_PENDING_S
+    if has_access:
+        request.session.pop(CHECKOUT_STARTED_KEY, None)
+    return {
+        "has_subscriber_access": has_access,
+        "checkout_pending": pending,
+        "waiting_since": waiting_since,
+        "still_polling": pending and now - waiting_since < CONFIRMATION_WAIT_S,
+        "next": _safe_next(request, request.GET.get("next")),
+    }
 
 
 @never_cache
 @login_required
 @require_safe
 def checkout_success(request):
-    # Grants nothing: access follows the webhook. The page polls the stored state.
-    context = {
-        "has_subscriber_access": selectors.has_subscriber_access(request.user),
-        "next": _safe_next(request, request.GET.get("next")),
-    }
+    # Grants nothing: access follows the webhook. The page polls the stored state while a checkout is pending.
+    context = _access_status_context(request, waiting_since=int(time.time()))
     return render(request, "subscriptions/checkout_success.html", context)
 
 
@@ -139,11 +173,13 @@ def portal(request):
 @login_required
 @require_safe
 def access_status(request):
-    """The htmx fragment of the success page: polls until the webhook has given access."""
-    context = {
-        "has_subscriber_access": selectors.has_subscriber_access(request.user),
-        "next": _safe_next(request, request.GET.get("next")),
-    }
+    """The htmx fragment of the success page: polls until the webhook has given access, or for so long."""
+    try:
+        # Only decides when the page stops polling (and is clamped to now): it grants nothing.
+        waiting_since = min(int(request.GET.get("since", "")), int(time.time()))
+    except ValueError:
+        waiting_since = int(time.time())
+    context = _access_status_context(request, waiting_since=waiting_since)
     return render(request, "subscriptions/_access_status.html", context)
 
 

@@ -1,6 +1,8 @@
 """Pricing, Checkout and the Customer Portal, tested at the HTTP boundary: the official client
 talks to a local server that records each request and answers as Stripe does."""
 
+import logging
+import time
 from datetime import timedelta
 
 import pytest
@@ -8,6 +10,7 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.subscriptions import views
 from apps.subscriptions.models import Customer, Subscription
 from apps.subscriptions.selectors import has_subscriber_access
 from tests.subscriptions.conftest import PRICE_MONTHLY, PRICE_YEARLY, SECRET_KEY
@@ -36,25 +39,25 @@ def signed_in(client, user):
 # --- Pricing -------------------------------------------------------------------------------------
 
 
-def test_pricing_without_stripe_keys_explains_what_to_configure(client, staff):
-    with NO_STRIPE:
-        response = client.get("/pricing/")
-        assert response.status_code == 200
-        assert "not open on this site yet" in response.text
-        assert "STRIPE_SECRET_KEY" in response.text  # readers are told it is an operator's job...
-        assert 'name="plan"' not in response.text
-
-        signed_in(client, staff)
-        text = client.get("/pricing/").text
-    for name in (
-        "STRIPE_SECRET_KEY",
-        "STRIPE_WEBHOOK_SECRET",
-        "STRIPE_PRICE_MONTHLY",
-        "STRIPE_PRICE_YEARLY",
-        "/stripe/webhook/",
-    ):
-        assert name in text  # ...and staff exactly what to set
-    assert "complimentary access" in text
+def test_pricing_without_stripe_keys_tells_the_public_nothing_of_the_configuration(
+    client, reader, staff, caplog, monkeypatch
+):
+    monkeypatch.setattr(views, "_unconfigured_logged", False)
+    pages = []
+    with NO_STRIPE, caplog.at_level(logging.WARNING, logger="apps.subscriptions.views"):
+        for user in (None, reader, staff):
+            if user is not None:
+                client.force_login(user)
+            response = client.get("/pricing/")
+            assert response.status_code == 200
+            pages.append(response.text)
+    for text in pages:
+        assert "not open on this site yet" in text and 'name="plan"' not in text
+        # Which environment variables to set is for the operator's docs and logs, not for visitors.
+        assert "STRIPE_" not in text and "/stripe/webhook/" not in text and "environment variable" not in text
+    assert "complimentary access" in pages[2] and "complimentary access" not in pages[1]
+    (record,) = [r for r in caplog.records if "Stripe is not configured" in r.getMessage()]  # once, not per visit
+    assert all(name in record.getMessage() for name in ("STRIPE_SECRET_KEY", "STRIPE_PRICE_MONTHLY"))
 
 
 def test_pricing_shows_both_plans_with_amounts_from_stripe_and_what_a_subscriber_gets(client, reader, priced_stub):
@@ -165,16 +168,40 @@ def test_checkout_without_configuration_sends_back_to_pricing(client, reader):
     assert response.status_code == 303 and response["Location"] == "/pricing/"
 
 
-def test_the_success_page_grants_nothing_and_polls_the_stored_state(client, reader, stripe_stub):
-    signed_in(client, reader)
+def test_the_success_page_grants_nothing_and_polls_the_stored_state(client, reader, priced_stub):
+    signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": "monthly"})  # off to Checkout
+    requests_before = len(priced_stub.requests)
     response = client.get("/billing/success/?session_id=cs_test_forged")
     assert response.status_code == 200
-    assert "Waiting for Stripe" in response.text and 'hx-get="/billing/status/"' in response.text
-    assert not Subscription.objects.exists() and not has_subscriber_access(reader) and not stripe_stub.requests
+    assert "Waiting for Stripe" in response.text and 'hx-get="/billing/status/?since=' in response.text
+    assert not Subscription.objects.exists() and not has_subscriber_access(reader)
+    assert len(priced_stub.requests) == requests_before  # the page asks Stripe nothing: only the webhook counts
 
-    SubscriptionFactory(customer__user=reader)  # the webhook has been processed
+    SubscriptionFactory(customer=Customer.objects.get(user=reader))  # the webhook has been processed
     fragment = client.get("/billing/status/", headers={"HX-Request": "true"})
     assert "Your subscription is active" in fragment.text and "hx-get" not in fragment.text
+
+
+def test_the_success_page_without_a_pending_checkout_says_so_and_does_not_wait(client, reader):
+    # A free reader who opens the page (a bookmark, the back button) never started a checkout here: nothing will come.
+    response = signed_in(client, reader).get("/billing/success/?session_id=cs_test_forged")
+    assert response.status_code == 200
+    assert "No payment is waiting for confirmation" in response.text
+    assert "hx-get" not in response.text and "Waiting for Stripe" not in response.text
+    assert 'href="/pricing/"' in response.text and 'href="/accounts/profile/"' in response.text
+    fragment = client.get("/billing/status/", headers={"HX-Request": "true"})
+    assert "hx-get" not in fragment.text and "No payment is waiting" in fragment.text
+
+
+def test_the_success_page_stops_polling_when_the_confirmation_is_late(client, reader, priced_stub):
+    signed_in(client, reader).post(reverse("subscriptions:checkout"), {"plan": "monthly"})
+    since = int(time.time()) - views.CONFIRMATION_WAIT_S - 1
+    fragment = client.get(f"/billing/status/?since={since}", headers={"HX-Request": "true"})
+    assert "Stripe has not confirmed your payment yet" in fragment.text and "hx-get" not in fragment.text
+    assert 'href="/accounts/profile/"' in fragment.text
+    # A `since` from the future cannot keep it polling past the limit either: it is clamped to now.
+    fragment = client.get("/billing/status/?since=99999999999", headers={"HX-Request": "true"})
+    assert "Waiting for Stripe" in fragment.text and "hx-get" in fragment.text
 
 
 def test_the_cancel_page_charges_nothing(client, reader):
