@@ -134,6 +134,7 @@ def _format_judge(result: JudgeResult, compiled: CompileResult) -> str:
     if result.ceilings:
         c = result.ceilings
         tensor = f", FP16 tensor {c.tensor_fp16_tflops:.0f} TFLOP/s" if c.tensor_fp16_tflops else ""
+        tensor += f", BF16 tensor {c.tensor_bf16_tflops:.0f} TFLOP/s" if c.tensor_bf16_tflops else ""
         lines.append(f"  ceilings: copy {c.copy_gbps:.0f} GB/s, FP32 {c.fp32_tflops:.1f} TFLOP/s{tensor}")
     if result.error:
         lines.append(f"  error: {result.error.strip()[:2000]}")

@@ -15,7 +15,7 @@ from kernels import gpu
 from kernels import plan as plan_mod
 from kernels.compare import Expected, by_output, compare_outputs, expected_from, label
 from kernels.fingerprint import fingerprint
-from kernels.inputs import Prepared, input_faults, prepare, read_inputs, run_plan
+from kernels.inputs import Prepared, build_tensor_maps, input_faults, prepare, read_inputs, run_plan
 from kernels.problems import Problem, Shape
 from kernels.results import ShapeCheck, Verdict
 
@@ -96,12 +96,16 @@ def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
     compare_outputs(problem, outs, expected_after(prepared), shape.sizes)
 
 
-def check_shape(problem: Problem, shape: Shape, launches, kernels, seed: int, arch: str) -> ShapeCheck:
-    """Fresh inputs, the candidate, then (only then) the input checks and the reference."""
+def check_shape(
+    problem: Problem, shape: Shape, launches, kernels, seed: int, arch: str, sms: int = plan_mod.DEFAULT_SMS
+) -> ShapeCheck:
+    """Fresh inputs (and tensor maps over them), the candidate, then (only then) the input checks and the
+    reference."""
     sizes = shape.sizes
     prepared = prepare(problem, sizes, [seed, shape.seed])
-    resolved = [plan_mod.resolve(launch, sizes, arch) for launch in launches]
-    run_plan(resolved, kernels, prepared.args)
+    resolved = [plan_mod.resolve(launch, sizes, arch, problem, sms) for launch in launches]
+    build_tensor_maps(prepared, resolved)
+    run_plan(resolved, kernels, prepared.args, prepared.tensor_maps)
     cp.cuda.Device().synchronize()
     fault = input_faults(prepared)
     if fault:

@@ -63,7 +63,7 @@ def compile_submission(
         source_mod.screen(source)
         launches = plan_mod.extract_plan(source)
         result.plan = [launch.to_dict() for launch in launches]
-        plan_mod.resolve_all(launches, problem.all_shapes(), arch)
+        plan_mod.resolve_all(launches, problem.all_shapes(), arch, problem)
         _check_kernels_defined(source, launches)
     except source_mod.SourceRejected as exc:
         return _failed(result, Verdict.SOURCE_REJECTED, str(exc))

@@ -18,6 +18,7 @@ from cupy.cuda import runtime
 from cupy_backends.cuda.libs import cublas
 
 from kernels import compiler
+from kernels.problems.dtypes import bf16_from_f32
 from kernels.results import Ceilings, Telemetry
 
 # cudaDeviceAttr values (driver_types.h).
@@ -70,25 +71,34 @@ class GpuContext:
         """One thread waits HOLD_BEFORE_TIMING_NS on the stream (see there)."""
         _hold_kernel()((1,), (1,), (np.uint64(HOLD_BEFORE_TIMING_NS),))
 
-    def ceilings(self, tensor_fp16: bool = False) -> Ceilings:
-        """Measured once per process: copy bandwidth and FP32 FMA rate always, the FP16 tensor rate on demand."""
+    def ceilings(self, tensor_fp16: bool = False, tensor_bf16: bool = False) -> Ceilings:
+        """Measured once per process: copy bandwidth and FP32 FMA rate always, the FP16 and BF16 tensor rates
+        on demand."""
         if "copy_gbps" not in self._ceilings:
             self._ceilings["copy_gbps"] = measure_copy_gbps()
             self._ceilings["fp32_tflops"] = measure_fp32_tflops(self.sm_count, _arch_of(self))
         if tensor_fp16 and "tensor_fp16_tflops" not in self._ceilings:
             self._ceilings["tensor_fp16_tflops"] = measure_tensor_fp16_tflops(self.cublas_handle)
+        if tensor_bf16 and "tensor_bf16_tflops" not in self._ceilings:
+            self._ceilings["tensor_bf16_tflops"] = measure_tensor_bf16_tflops(self.cublas_handle)
         return Ceilings(
             copy_gbps=self._ceilings["copy_gbps"],
             fp32_tflops=self._ceilings["fp32_tflops"],
             tensor_fp16_tflops=self._ceilings.get("tensor_fp16_tflops"),
+            tensor_bf16_tflops=self._ceilings.get("tensor_bf16_tflops"),
             method=CEILINGS_METHOD,
         )
+
+    def ceilings_for(self, compute_unit: str) -> Ceilings:
+        """The ceilings a problem of this compute unit needs (its tensor rate measured on first use)."""
+        return self.ceilings(tensor_fp16=compute_unit == "tensor_fp16", tensor_bf16=compute_unit == "tensor_bf16")
 
 
 CEILINGS_METHOD = (
     "copy: cudaMemcpy device-to-device of 1 GiB, bytes read + written, median of 10; "
     "fp32: FFMA chains (16 independent per thread, 8 blocks of 256 per SM), median of 5; "
-    "tensor_fp16: cuBLAS GemmEx FP16 in, FP32 compute and out, 8192^3, median of 5"
+    "tensor_fp16: cuBLAS GemmEx FP16 in, FP32 compute and out, 8192^3, median of 5; "
+    "tensor_bf16: cuBLAS GemmEx BF16 in, FP32 compute and out, 8192^3, median of 5"
 )
 
 _CONTEXT: GpuContext | None = None
@@ -107,7 +117,7 @@ def warm_up() -> None:
     from kernels import checks, problems
 
     ctx = context()
-    ctx.ceilings(tensor_fp16=True)
+    ctx.ceilings(tensor_fp16=True, tensor_bf16=True)
     for name in problems.available():
         problem = problems.load(name)
         checks.rehearse(problem, ctx)
@@ -202,7 +212,21 @@ def measure_fp32_tflops(sm_count: int, arch: str, iters: int = 8192) -> float:
 
 
 def measure_tensor_fp16_tflops(handle: int, n: int = 8192) -> float:
-    a = cp.random.default_rng(1).random((n, n), dtype=cp.float32).astype(cp.float16)
+    return measure_tensor_tflops(handle, runtime.CUDA_R_16F, n)
+
+
+_CUDA_R_16BF = 14  # library_types.h, for CuPy builds whose runtime module does not name it
+
+
+def measure_tensor_bf16_tflops(handle: int, n: int = 8192) -> float:
+    return measure_tensor_tflops(handle, getattr(runtime, "CUDA_R_16BF", _CUDA_R_16BF), n)
+
+
+def measure_tensor_tflops(handle: int, operand_type: int, n: int = 8192) -> float:
+    """cuBLAS GemmEx n^3 with 16-bit operands of `operand_type` (FP16, or BF16 held as its bits), FP32 compute
+    and output."""
+    values = cp.random.default_rng(1).random((n, n), dtype=cp.float32)
+    a = values.astype(cp.float16) if operand_type == runtime.CUDA_R_16F else bf16_from_f32(values)
     c = cp.zeros((n, n), dtype=cp.float32)
     one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
 
@@ -216,10 +240,10 @@ def measure_tensor_fp16_tflops(handle: int, n: int = 8192) -> float:
             n,
             one.ctypes.data,
             a.data.ptr,
-            runtime.CUDA_R_16F,
+            operand_type,
             n,
             a.data.ptr,
-            runtime.CUDA_R_16F,
+            operand_type,
             n,
             zero.ctypes.data,
             c.data.ptr,

@@ -10,7 +10,7 @@ not against device copies. The guard bands stay: they name a sloppy out-of-bound
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import cupy as cp
@@ -62,6 +62,7 @@ class Prepared:
     buffers: dict[str, Guarded]
     args: tuple
     fingerprints: dict[str, int]  # every input as launched: the const ones, and the output where it is read
+    tensor_maps: dict[str, bytes] = field(default_factory=dict)  # the plan's TMA descriptors over these buffers
 
     def generate(self) -> dict[str, cp.ndarray]:
         """The input set, drawn again from its seed (a fresh generator: no state survives a launch)."""
@@ -150,10 +151,34 @@ def _argument(spec, buffers: dict[str, Guarded], sizes: dict[str, int]):
     return np.int32(sizes[spec.name])
 
 
-def run_plan(resolved: list[ResolvedLaunch], kernels: dict[str, LoadedKernel], args: tuple) -> None:
-    """Launch the plan's kernels in order, all with the same arguments."""
+def build_tensor_maps(prepared: Prepared, resolved: list[ResolvedLaunch]) -> None:
+    """Encode the plan's tensor maps over this input set's buffers (each set has its own), before and outside
+    any timed region. Each covers its array exactly: the guard bands stay outside every descriptor."""
+    from kernels import hopper
+
+    prepared.tensor_maps = {
+        spec.name: hopper.encode(spec, prepared.buffers[spec.array].array)
+        for launch in resolved
+        for spec in launch.tensor_maps
+    }
+
+
+def run_plan(
+    resolved: list[ResolvedLaunch],
+    kernels: dict[str, LoadedKernel],
+    args: tuple,
+    tensor_maps: dict[str, bytes] | None = None,
+) -> None:
+    """Launch the plan's kernels in order, all with the same arguments (and each its tensor maps after them).
+    Clusters and tensor maps go through the driver's cuLaunchKernelEx, the rest through CuPy."""
     for launch in resolved:
-        kernels[launch.kernel].function(launch.grid, launch.block, args, shared_mem=launch.shared_bytes)
+        if launch.needs_driver:
+            from kernels import hopper
+
+            stream = cp.cuda.get_current_stream().ptr
+            hopper.launch(kernels[launch.kernel].function.ptr, launch, args, tensor_maps or {}, stream)
+        else:
+            kernels[launch.kernel].function(launch.grid, launch.block, args, shared_mem=launch.shared_bytes)
 
 
 def input_faults(prepared: Prepared) -> str:

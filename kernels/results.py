@@ -123,6 +123,30 @@ class ResolvedLaunch(_Schema):
     grid: tuple[int, ...]
     block: tuple[int, ...]
     shared_bytes: int
+    cluster: tuple[int, ...] | None = None  # thread-block cluster (x, y, z); None: an ordinary launch
+    non_portable_cluster: bool = False  # clusters of 9 to 16 blocks (the function attribute is set)
+    tensor_maps: list[ResolvedTensorMap] = field(default_factory=list)  # appended to the arguments, in order
+
+    @property
+    def needs_driver(self) -> bool:
+        """Clusters and tensor maps go through cuLaunchKernelEx (kernels/hopper.py), not CuPy's launch."""
+        return self.cluster is not None or bool(self.tensor_maps)
+
+
+@dataclass
+class ResolvedTensorMap(_Schema):
+    """A TMA descriptor of the plan at one shape: the whole array it names, as cuTensorMapEncodeTiled takes it.
+    Dimensions and box run innermost first (a row-major rows x cols matrix is (cols, rows))."""
+
+    name: str
+    array: str
+    dtype: str  # the element type (float32, float16, bfloat16, float8_e4m3, int32)
+    dims: tuple[int, ...]  # elements along each dimension
+    strides_bytes: tuple[int, ...]  # bytes between consecutive indices of dimensions 1.. (rank - 1 values)
+    box: tuple[int, ...]
+    swizzle: str = "none"
+    l2_promotion: str = "none"
+    oob_fill: str = "zero"
 
 
 @dataclass
@@ -211,6 +235,7 @@ class Ceilings(_Schema):
     copy_gbps: float  # device-to-device copy, bytes read + written per second
     fp32_tflops: float | None = None  # FFMA loop kernel, all SMs
     tensor_fp16_tflops: float | None = None  # cuBLAS GemmEx FP16 in / FP32 accumulate at 8192^3
+    tensor_bf16_tflops: float | None = None  # cuBLAS GemmEx BF16 in / FP32 accumulate at 8192^3
     method: str = ""
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import cupy as cp
 from cupy.cuda import driver, runtime
 
-from kernels import gpu, problems
+from kernels import gpu, hopper, problems
 from kernels import plan as plan_mod
 from kernels.checks import JobFailed, check_printed_output, check_shape, label
 from kernels.problems import Problem
@@ -45,7 +45,12 @@ _FUNC_NUM_REGS = 4
 _FUNC_MAX_DYNAMIC_SHARED = 8
 _DEFAULT_DYNAMIC_SHARED_BYTES = 48 * 1024
 
-CUDA_ERRORS = (runtime.CUDARuntimeError, driver.CUDADriverError, cp.cuda.memory.OutOfMemoryError)
+CUDA_ERRORS = (
+    runtime.CUDARuntimeError,
+    driver.CUDADriverError,
+    cp.cuda.memory.OutOfMemoryError,
+    hopper.DriverError,  # cuLaunchKernelEx and cuTensorMapEncodeTiled, through cuda-bindings
+)
 
 
 @dataclass
@@ -67,14 +72,13 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
     try:
         ctx = gpu.context()
         _check_arch(payload["arch"], ctx)
-        launches = [
-            plan_mod.Launch(d["kernel"], tuple(d["grid"]), tuple(d["block"]), d["shared_bytes"])
-            for d in payload["plan"]
-        ]
+        launches = [plan_mod.Launch.from_dict(d) for d in payload["plan"]]
         kernels = _load(payload, problem, launches, ctx, result)
         stage = "the correctness checks"
         for shape in problem.tests:
-            result.checks.append(check_shape(problem, shape, launches, kernels, options.seed, payload["arch"]))
+            result.checks.append(
+                check_shape(problem, shape, launches, kernels, options.seed, payload["arch"], ctx.sm_count)
+            )
             check_printed_output()
         failed = [c for c in result.checks if not c.passed]
         if failed:
@@ -84,7 +88,7 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
             )
         if options.bench:
             stage = "the timed rounds"
-            ceilings = ctx.ceilings(tensor_fp16=problem.compute_unit == "tensor_fp16")
+            ceilings = ctx.ceilings_for(problem.compute_unit)
             result.ceilings = ceilings
             for shape in problem.benchmarks:
                 result.benchmarks.append(bench_shape(problem, shape, launches, kernels, options, payload["arch"], ctx))
@@ -94,6 +98,8 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
         result.verdict, result.message, result.error = failure.verdict, failure.message, failure.error
     except plan_mod.PlanError as exc:
         result.verdict, result.message = Verdict.PLAN_ERROR, str(exc)
+    except hopper.BindingsMissing as exc:
+        result.verdict, result.message, result.error = Verdict.INTERNAL_ERROR, str(exc), repr(exc)
     except CUDA_ERRORS as exc:
         result.verdict, result.message, result.error = (
             Verdict.RUNTIME_ERROR,
@@ -147,11 +153,14 @@ def _attribute(function: cp.cuda.function.Function, which: int) -> int:
 
 
 def _fit_launches(problem: Problem, launches, kernels, ctx: gpu.GpuContext, arch: str) -> None:
-    """Refuse what the loaded kernels cannot launch; raise the dynamic shared memory limit where needed."""
+    """Refuse what the loaded kernels cannot launch; raise the dynamic shared memory limit where needed; for
+    Hopper launches, opt into non-portable clusters, check the kernel's parameters against the arguments and
+    tensor maps the plan passes, and the cluster against what the GPU can co-schedule."""
     dynamic_needed: dict[str, int] = {}
+    hopper_launches: dict[str, list] = {}
     for sizes in problem.all_shapes():
         for launch in launches:
-            resolved = plan_mod.resolve(launch, sizes, arch)
+            resolved = plan_mod.resolve(launch, sizes, arch, problem, ctx.sm_count)
             res = kernels[launch.kernel].resources
             threads = resolved.block[0] * resolved.block[1] * resolved.block[2]
             if threads > res.max_threads_per_block:
@@ -165,9 +174,48 @@ def _fit_launches(problem: Problem, launches, kernels, ctx: gpu.GpuContext, arch
                     f"shared memory exceed this GPU's {ctx.max_shared_optin_bytes} per block"
                 )
             dynamic_needed[launch.kernel] = max(dynamic_needed.get(launch.kernel, 0), resolved.shared_bytes)
+            if resolved.needs_driver:
+                hopper_launches.setdefault(launch.kernel, []).append(resolved)
     for name, needed in dynamic_needed.items():
         if needed > _DEFAULT_DYNAMIC_SHARED_BYTES - kernels[name].resources.static_shared_bytes:
             driver.funcSetAttribute(kernels[name].function.ptr, _FUNC_MAX_DYNAMIC_SHARED, needed)
+    for name, resolved_list in hopper_launches.items():
+        _fit_hopper(problem, kernels[name].function.ptr, resolved_list)
+
+
+def _fit_hopper(problem: Problem, function_ptr: int, resolved_list: list) -> None:
+    """A kernel launched with clusters or tensor maps: its parameter list must be the problem's arguments then
+    one 128-byte CUtensorMap per map the launch names (else the driver would read past what the judge passes);
+    non-portable clusters are allowed where asked; each cluster must fit on the GPU."""
+    first = resolved_list[0]
+    sizes = hopper.parameter_sizes(function_ptr)
+    for resolved in resolved_list:
+        expected = len(problem.args) + len(resolved.tensor_maps)
+        if sizes is not None and (
+            len(sizes) != expected or any(size != hopper.TENSOR_MAP_BYTES for size in sizes[len(problem.args) :])
+        ):
+            raise plan_mod.PlanError(
+                f"{first.kernel}: the kernel takes {len(sizes)} parameters of {sizes} bytes; the plan passes the "
+                f"{len(problem.args)} arguments of {problem.name} then {len(resolved.tensor_maps)} tensor maps of "
+                f"{hopper.TENSOR_MAP_BYTES} bytes (declare each as `const __grid_constant__ CUtensorMap name`)"
+            )
+    if any(r.non_portable_cluster for r in resolved_list):
+        hopper.allow_non_portable_clusters(function_ptr)
+    stream = cp.cuda.get_current_stream().ptr
+    checked = set()
+    for resolved in resolved_list:
+        key = (resolved.block, resolved.shared_bytes, resolved.cluster)
+        if resolved.cluster is None or key in checked:
+            continue
+        checked.add(key)
+        blocks = resolved.cluster[0] * resolved.cluster[1] * resolved.cluster[2]
+        most = hopper.max_cluster_blocks(function_ptr, resolved, stream)
+        if most is not None and blocks > most:
+            raise plan_mod.PlanError(
+                f"{resolved.kernel}: clusters of {blocks} blocks of {resolved.block} threads with "
+                f"{resolved.shared_bytes} bytes of dynamic shared memory cannot be co-scheduled on this GPU "
+                f"(at most {most})"
+            )
 
 
 def _summary(result: JudgeResult) -> str:

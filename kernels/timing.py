@@ -30,7 +30,7 @@ from kernels.checks import (
     compare_outputs,
     expected_after,
 )
-from kernels.inputs import Prepared, input_faults, prepare, run_plan
+from kernels.inputs import Prepared, build_tensor_maps, input_faults, prepare, run_plan
 from kernels.problems import Problem, Shape, poison_value
 from kernels.results import BenchResult, ResolvedLaunch, TimingStats, Verdict
 
@@ -72,7 +72,7 @@ def bench_shape(
     problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
 ) -> BenchResult:
     """Time the candidate against the baseline at one benchmark shape, checking every timed output."""
-    bench = _setup(problem, shape, launches, kernels, options, arch, ctx)
+    bench = _setup(problem, shape, launches, kernels, options, arch, ctx, ctx.sm_count)
     samples = _Samples()
     deadline = time.perf_counter() + options.time_budget_s  # the warm-up round counts against the budget
     prepared = _warm_up(bench, samples)
@@ -86,10 +86,10 @@ def bench_shape(
 
 
 def _setup(
-    problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
+    problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext, sms: int
 ) -> _Bench:
     """Resolve the plan at this shape and look up the baseline once, before any round."""
-    resolved = [plan_mod.resolve(launch, shape.sizes, arch) for launch in launches]
+    resolved = [plan_mod.resolve(launch, shape.sizes, arch, problem, sms) for launch in launches]
     baseline = problem.module().baseline
     return _Bench(problem, shape, resolved, kernels, baseline, options, ctx)
 
@@ -115,7 +115,9 @@ def _input_set(bench: _Bench, round_no: int, previous: Prepared | None) -> Prepa
     fails the check; they go into the previous round's buffers, so a kernel handed the same pointers
     every round and skipping work for them is caught too."""
     seed_words = [bench.options.seed, bench.shape.seed, round_no + _ROUND_SEED_OFFSET]
-    return prepare(bench.problem, bench.sizes, seed_words, reuse=previous)
+    prepared = prepare(bench.problem, bench.sizes, seed_words, reuse=previous)
+    build_tensor_maps(prepared, bench.resolved)  # outside the timed region, for this set's buffers
+    return prepared
 
 
 def _sides(bench: _Bench, prepared: Prepared, returned: dict) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -124,7 +126,7 @@ def _sides(bench: _Bench, prepared: Prepared, returned: dict) -> tuple[Callable[
     after `start` is recorded, while the held stream hides that host work."""
 
     def candidate() -> None:
-        run_plan(bench.resolved, bench.kernels, prepared.args)
+        run_plan(bench.resolved, bench.kernels, prepared.args, prepared.tensor_maps)
 
     def baseline() -> None:
         returned["baseline"] = call_baseline(bench.problem, prepared, bench.ctx, bench.baseline)
@@ -262,7 +264,7 @@ def _bench_result(
 ) -> BenchResult:
     cand, base = stats(candidate_ms), stats(baseline_ms)
     flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
-    ceilings = ctx.ceilings(tensor_fp16=problem.compute_unit == "tensor_fp16")
+    ceilings = ctx.ceilings_for(problem.compute_unit)
     tflops = flops / (cand.median_ms * 1e-3) / 1e12
     gbps = nbytes / (cand.median_ms * 1e-3) / 1e9
     bandwidth_bound_tflops = flops / nbytes * ceilings.copy_gbps / 1e3
@@ -274,7 +276,10 @@ def _bench_result(
         pct_of_roofline = 100 * gbps / roofline_gbps
     else:
         roofline_gbps = None
-        compute_tflops = ceilings.tensor_fp16_tflops if problem.compute_unit == "tensor_fp16" else ceilings.fp32_tflops
+        compute_tflops = {
+            "tensor_fp16": ceilings.tensor_fp16_tflops,
+            "tensor_bf16": ceilings.tensor_bf16_tflops,
+        }.get(problem.compute_unit, ceilings.fp32_tflops)
         roofline_tflops = min(compute_tflops, bandwidth_bound_tflops)
         pct_of_roofline = 100 * tflops / roofline_tflops
     result = BenchResult(

@@ -75,7 +75,7 @@ ALWAYS_EXACT_DTYPES = ("int32", "float8_e4m3")
 # quiet NaN is 0x7FC0), 0xA5A5A5A5 for int32 (a large negative number no scan of small inputs produces), 0x7F
 # for FP8 E4M3 (NaN: E4M3 has no infinities and only this code and 0xFF as NaN).
 POISON_BITS = {"float32": 0x7FC00000, "float16": 0x7E00, "bfloat16": 0x7FC0, "float8_e4m3": 0x7F, "int32": 0xA5A5A5A5}
-COMPUTE_UNITS = ("fp32", "tensor_fp16", "memory")
+COMPUTE_UNITS = ("fp32", "tensor_fp16", "tensor_bf16", "memory")
 UNITS = ("TFLOP/s", "GB/s")
 
 _REQUIRED_KEYS = ("name", "title", "statement", "sizes", "args", "compute_unit", "baseline", "flops", "bytes")
@@ -91,7 +91,7 @@ _OPTIONAL_KEYS = (
     "tests",
     "benchmarks",
 )
-_ARG_KEYS = ("name", "type", "value", "workspace")
+_ARG_KEYS = ("name", "type", "value", "workspace", "shape")
 _FLAG_KEY = "flag_faster_than_baseline"
 
 
@@ -105,6 +105,7 @@ class ArgSpec:
     type: str  # the C type as the kernel declares it
     value: float | None = None  # fixed scalar parameters (alpha, beta, eps); None for sizes and pointers
     workspace: str | None = None  # a workspace's element count, an expression over the sizes
+    shape: tuple[str, ...] | None = None  # an array's row-major shape, expressions over the sizes (tensor maps)
 
     @property
     def is_pointer(self) -> bool:
@@ -147,7 +148,7 @@ class Problem:
     output_is_input: bool  # every output is also read (GEMM's C): refilled with random values, not poisoned
     accumulate_dtype: str
     reduction: str
-    compute_unit: str  # "fp32", "tensor_fp16" or "memory": which measured ceiling bounds the roofline
+    compute_unit: str  # "fp32", "tensor_fp16", "tensor_bf16" or "memory": which measured ceiling bounds the roofline
     unit: str  # "TFLOP/s" or "GB/s": the figure readers see first
     baseline_name: str
     flag_faster_than_baseline: bool  # False where the baseline is known to be beatable (no vendor routine)
@@ -195,6 +196,12 @@ class Problem:
         u_acc, u_out = UNIT_ROUNDOFF[self.accumulate_dtype], UNIT_ROUNDOFF[self.arg(output).dtype]
         # The output's own rounding only counts where it is coarser than the sum's (see TOLERANCE_FACTOR).
         return TOLERANCE_FACTOR * u_acc * math.sqrt(reduction) + (u_out if u_out > u_acc else 0.0)
+
+    def array_shape(self, name: str, sizes: dict[str, int]) -> tuple[int, ...] | None:
+        """The row-major shape of array `name` at these sizes, where problem.toml declares it (tensor maps need
+        it on the CPU, before any array exists); None where it does not."""
+        shape = self.arg(name).shape
+        return None if shape is None else tuple(plan_mod.evaluate(e, sizes) for e in shape)
 
     def workspace_count(self, name: str, sizes: dict[str, int]) -> int:
         """How many elements the workspace `name` holds at these sizes."""
@@ -295,7 +302,14 @@ def _arg(table: dict, where: str) -> ArgSpec:
     if unknown:
         raise ProblemError(f"{where}: argument {table['name']!r} has unknown keys {unknown}; known: {_ARG_KEYS}")
     workspace = table.get("workspace")
-    return ArgSpec(table["name"], table["type"], table.get("value"), None if workspace is None else str(workspace))
+    shape = table.get("shape")
+    if shape is not None:
+        if not isinstance(shape, list) or not shape or not all(isinstance(e, (str, int)) for e in shape):
+            raise ProblemError(f"{where}: argument {table['name']!r} has shape {shape!r}, not a list of expressions")
+        shape = tuple(str(e) for e in shape)
+    return ArgSpec(
+        table["name"], table["type"], table.get("value"), None if workspace is None else str(workspace), shape
+    )
 
 
 def _outputs(data: dict, where: str) -> tuple[str, ...]:
@@ -385,6 +399,12 @@ def _validate_arg(problem: Problem, arg: ArgSpec) -> None:
             raise ProblemError(f"{where}: int scalar {arg.name!r} has a non-integer value {arg.value!r}")
     if arg.is_workspace and (not arg.is_pointer or arg.is_const):
         raise ProblemError(f"{where}: workspace {arg.name!r} must be a writable (non-const) pointer")
+    if arg.shape is not None and (not arg.is_pointer or arg.is_workspace):
+        raise ProblemError(
+            f"{where}: only arrays (pointers that are not workspaces) have a shape; {arg.name!r} has one"
+        )
+    if arg.name == "SMS":
+        raise ProblemError(f"{where}: 'SMS' names the GPU's multiprocessor count in plans; call the argument otherwise")
 
 
 def _validate_shape(problem: Problem, sizes: dict[str, int]) -> None:
@@ -394,12 +414,16 @@ def _validate_shape(problem: Problem, sizes: dict[str, int]) -> None:
             problem.tolerance(sizes, output)
         flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
         counts = {w.name: problem.workspace_count(w.name, sizes) for w in problem.workspaces}
+        shapes = {a.name: problem.array_shape(a.name, sizes) for a in problem.args if a.shape is not None}
     except plan_mod.PlanError as exc:
         raise ProblemError(f"{where}: {exc}") from None
     if nbytes <= 0:
         raise ProblemError(f"{where}: bytes = {nbytes}; it must be positive")
     if flops < 0 or (flops == 0 and not problem.is_memory_bound):
         raise ProblemError(f"{where}: flops = {flops}; it must be positive (or 0 for compute_unit = 'memory')")
+    for name, shape in shapes.items():
+        if any(extent <= 0 for extent in shape):
+            raise ProblemError(f"{where}: array {name!r} would have shape {shape}; every extent must be at least 1")
     for name, count in counts.items():
         if count <= 0:
             raise ProblemError(f"{where}: workspace {name!r} would hold {count} elements; it must be at least 1")

@@ -1,4 +1,4 @@
-"""Shared by the sgemm and hgemm problems: random inputs, the float64 reference and cuBLAS calls.
+"""Shared by the sgemm, hgemm and bf16_gemm problems: random inputs, the float64 reference and cuBLAS calls.
 
 All matrices are row-major. cuBLAS is column-major, and a row-major M x N matrix read column-major is its
 transpose, so row-major C = A B is computed as column-major C^T = B^T A^T: gemm(m=N, n=M, k=K) with B first.
@@ -47,8 +47,18 @@ def magnitude(inputs: dict[str, cp.ndarray], params: dict[str, float]) -> cp.nda
     return out
 
 
-def cublas_gemm(inputs, out, sizes, params, handle: int, operand_type: int) -> None:
-    """cublasGemmEx with FP32 compute (CUBLAS_COMPUTE_32F: no TF32 or FP16 shortcuts) into `out` (FP32)."""
+def cublas_gemm(
+    inputs,
+    out,
+    sizes,
+    params,
+    handle: int,
+    operand_type: int,
+    out_type: int = runtime.CUDA_R_32F,
+    algo: int = cublas.CUBLAS_GEMM_DEFAULT,
+) -> None:
+    """cublasGemmEx with FP32 compute (CUBLAS_COMPUTE_32F: no TF32 or FP16 shortcuts) into `out` (FP32 unless
+    `out_type` says otherwise)."""
     m, n, k = sizes["M"], sizes["N"], sizes["K"]
     alpha = np.array(params["alpha"], dtype=np.float32)
     beta = np.array(params["beta"], dtype=np.float32)
@@ -68,10 +78,10 @@ def cublas_gemm(inputs, out, sizes, params, handle: int, operand_type: int) -> N
         k,
         beta.ctypes.data,
         out.data.ptr,
-        runtime.CUDA_R_32F,
+        out_type,
         n,
         cublas.CUBLAS_COMPUTE_32F,
-        cublas.CUBLAS_GEMM_DEFAULT,
+        algo,
     )
 
 

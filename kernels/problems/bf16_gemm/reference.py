@@ -1,0 +1,55 @@
+"""bf16_gemm: BF16 A, B and C, FP32 accumulation, C rounded to BF16 once. Reference in float64 from the BF16
+values (their products are exact there); baseline cuBLAS GemmEx, BF16 in and out, FP32 compute, tensor-op
+algorithm. Array-module generic (NumPy or CuPy, from the inputs) but for the baseline. A, B and C are uniform
+in [-1, 1), so sums grow like sqrt(K)."""
+
+from kernels.problems import dtypes
+
+# library_types.h and cublas_api.h values, for CuPy builds whose modules do not name them.
+_CUDA_R_16BF = 14
+_CUBLAS_GEMM_DEFAULT_TENSOR_OP = 99
+
+
+def make_inputs(sizes, rng, params):
+    m, n, k = sizes["M"], sizes["N"], sizes["K"]
+    return {
+        "A": dtypes.uniform(rng, (m, k), "bfloat16"),
+        "B": dtypes.uniform(rng, (k, n), "bfloat16"),
+        "C": dtypes.uniform(rng, (m, n), "bfloat16"),
+    }
+
+
+def _operands(inputs):
+    xp = dtypes.xp_of(inputs["A"])
+    a, b, c = (dtypes.f32_from_bf16(inputs[name]).astype(xp.float64) for name in ("A", "B", "C"))
+    return xp, a, b, c
+
+
+def reference(inputs, sizes, params):
+    """alpha A B + beta C in float64 (for CuPy, cuBLAS DGEMM)."""
+    _, a, b, c = _operands(inputs)
+    out = a @ b
+    out *= params["alpha"]
+    out += params["beta"] * c
+    return out
+
+
+def magnitude(inputs, sizes, params):
+    """|alpha| |A| |B| + |beta| |C|: how large each output's terms are, whatever cancels."""
+    xp, a, b, c = _operands(inputs)
+    out = xp.abs(a) @ xp.abs(b)
+    out *= abs(params["alpha"])
+    out += abs(params["beta"]) * xp.abs(c)
+    return out
+
+
+def baseline(inputs, out, sizes, params, ctx):
+    """cublasGemmEx into `out` (BF16), reading beta * C from it."""
+    from cupy.cuda import runtime
+    from cupy_backends.cuda.libs import cublas
+
+    from kernels.problems import gemm_common
+
+    bf16 = getattr(runtime, "CUDA_R_16BF", _CUDA_R_16BF)
+    algo = getattr(cublas, "CUBLAS_GEMM_DEFAULT_TENSOR_OP", _CUBLAS_GEMM_DEFAULT_TENSOR_OP)
+    gemm_common.cublas_gemm(inputs, out, sizes, params, ctx.cublas_handle, bf16, out_type=bf16, algo=algo)
