@@ -5,6 +5,7 @@ defaults and switch on what that environment needs."""
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config.env import env_bool, env_int, env_list, env_str
@@ -76,6 +77,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "apps.subscriptions.context_processors.stripe_test_mode",
             ],
         },
     },
@@ -207,6 +209,22 @@ STRIPE_PRICE_YEARLY = env_str("STRIPE_PRICE_YEARLY", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
 STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscriptions; 0 = none
 SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
+
+# Test mode (what `make run` starts when no STRIPE_SECRET_KEY is set): the same services and webhook handling,
+# against a local Stripe stand-in (`manage.py stripe_test_server`: localstripe plus Prices, Checkout and the
+# Portal) instead of Stripe. Keys and Prices are the stand-in's fixed, fake ones; pages say "test mode". Never in
+# production: prod.py refuses it at start-up, and a system check (apps/subscriptions/checks.py) wherever
+# STRIPE_TEST_MODE_ALLOWED is not set (dev.py and test.py set it).
+STRIPE_TEST_MODE = env_bool("STRIPE_TEST_MODE", False)
+STRIPE_TEST_MODE_ALLOWED = False
+if STRIPE_TEST_MODE:
+    if STRIPE_SECRET_KEY:
+        raise ImproperlyConfigured("STRIPE_TEST_MODE uses a local stand-in: unset STRIPE_SECRET_KEY, or test mode.")
+    STRIPE_SECRET_KEY = "sk_test_standin_kernel_engineering_not_a_secret"
+    STRIPE_WEBHOOK_SECRET = "whsec_standin_kernel_engineering_not_a_secret"
+    STRIPE_PRICE_MONTHLY = "price_ke_test_monthly"
+    STRIPE_PRICE_YEARLY = "price_ke_test_yearly"
+    STRIPE_API_BASE = STRIPE_API_BASE or "http://127.0.0.1:8420"  # localstripe's own default port
 
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
 # Fixed in code like ACCOUNT_RATE_LIMITS: product rules, not per-machine configuration.

@@ -32,6 +32,7 @@ if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
 
 # Demo data (demo accounts with a known password) may be loaded here and nowhere else.
 DEMO_DATA_ALLOWED = True
+STRIPE_TEST_MODE_ALLOWED = True  # the local Stripe stand-in may run here (config/settings/base.py)
 
 # Serve static files straight from the source folders; no collectstatic needed.
 WHITENOISE_USE_FINDERS = True

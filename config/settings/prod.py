@@ -1,11 +1,17 @@
 """Production: refuses to start without its secrets; secure by default."""
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import env_bool, env_int, env_required, env_str
 
 from .base import *  # noqa: F403
 from .base import cache_from_env, database_from_env
 
 DEBUG = False
+if STRIPE_TEST_MODE:  # noqa: F405
+    # A stand-in that grants subscriptions for a fake card must never face the public.
+    raise ImproperlyConfigured("STRIPE_TEST_MODE is for development only and is refused in production.")
+STRIPE_TEST_MODE_ALLOWED = False
 SECRET_KEY = env_required("SECRET_KEY")
 ALLOWED_HOSTS = [host.strip() for host in env_required("ALLOWED_HOSTS").split(",") if host.strip()]
 # Served over HTTPS (SECURE_SSL_REDIRECT): the first host name is the site's address unless SITE_URL says otherwise.
