@@ -7,6 +7,7 @@
 // cp.async.bulk.tensor.2d...mbarrier::complete_tx::bytes, copies a whole box into shared memory, issued by a
 // single thread; the copy engine computes the addresses, applies the swizzle and fills with zeros every element
 // of the box outside the tensor, so ragged M, N and K need no special loads (the zeros add nothing to the sums).
+// Only boxes that would start past the last column of B are skipped, and the stage's byte count shrinks with them.
 // Completion is reported to an mbarrier: the issuing thread announces the bytes it expects (arrive.expect_tx), the
 // copies count them down (complete_tx), and the barrier's phase flips when both the arrival and the bytes are in.
 // Consumers poll it with try_wait.parity: stage s of a ring of STAGES is filled for the n-th time in phase n, so
@@ -66,8 +67,8 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 // completion counted on mbarrier bar.
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, int c0, int c1, unsigned bar) {
     asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-            dst),
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
@@ -153,15 +154,19 @@ bf16_gemm_tma(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict_
     __syncthreads();
 
     const int KT = (K + BK - 1) / BK;
-    // The producer's step: announce 48 KB on the stage's barrier, then start its 5 box copies. Boxes wholly or
-    // partly outside the tensor still deliver (and count) all their bytes, zero-filled.
+    // B boxes that start at or past column N are not loaded at all (N = 8 leaves one of four): their columns of
+    // the tile would only feed accumulator columns the epilogue never stores, so stale shared memory there is
+    // harmless. A box that starts inside the tensor and runs past an edge is loaded whole: the TMA fills the
+    // part outside with zeros and counts all of its bytes.
+    const int b_boxes = min(BN / 64, (N - n0 + 63) / 64);
+    const unsigned stage_tx = A_BYTES + b_boxes * B_SLAB_BYTES;  // 48 KB except at the right edge
+    // The producer's step: announce the stage's bytes on its barrier, then start the box copies.
     auto produce = [&](int kt) {
         const int s = kt % STAGES;
         const unsigned st = smem + s * STAGE_BYTES, bar = full_bar + 8 * s;
-        mbar_arrive_expect_tx(bar, STAGE_BYTES);
+        mbar_arrive_expect_tx(bar, stage_tx);
         tma_load_2d(st, &tmA, kt * BK, m0, bar);
-#pragma unroll
-        for (int j = 0; j < BN / 64; ++j) tma_load_2d(st + A_BYTES + j * B_SLAB_BYTES, &tmB, n0 + 64 * j, kt * BK, bar);
+        for (int j = 0; j < b_boxes; ++j) tma_load_2d(st + A_BYTES + j * B_SLAB_BYTES, &tmB, n0 + 64 * j, kt * BK, bar);
     };
     if (tid == 0)
         for (int kt = 0; kt < STAGES && kt < KT; ++kt) produce(kt);

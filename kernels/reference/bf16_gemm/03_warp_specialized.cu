@@ -67,8 +67,8 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 // completion counted on mbarrier bar.
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, int c0, int c1, unsigned bar) {
     asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-            dst),
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
@@ -157,6 +157,10 @@ bf16_gemm_ws(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict__
     __syncthreads();  // the last block-wide barrier: from here on the warpgroups meet only through mbarriers
 
     const int KT = (K + BK - 1) / BK;
+    // As in step 02, B boxes that start at or past column N are skipped (they would only feed columns the
+    // epilogue never stores); boxes that run past an edge are loaded whole, zero-filled and counted in full.
+    const int b_boxes = min(BN / 64, (N - n0 + 63) / 64);
+    const unsigned stage_tx = A_BYTES + b_boxes * B_SLAB_BYTES;  // 48 KB except at the right edge
     if (wg == 0) {
         // Producer warpgroup. setmaxnreg is warpgroup-wide (.sync.aligned): all 128 threads execute it.
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
@@ -165,11 +169,9 @@ bf16_gemm_ws(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict__
                 const int s = kt % STAGES, n = kt / STAGES;
                 const unsigned st = smem + s * STAGE_BYTES, bar = full_bar + 8 * s;
                 if (n >= 1) mbar_wait(empty_bar + 8 * s, (n - 1) & 1);  // consumers are done with fill n - 1
-                // Boxes wholly or partly outside the tensor still deliver (and count) all their bytes, zero-filled.
-                mbar_arrive_expect_tx(bar, STAGE_BYTES);
+                mbar_arrive_expect_tx(bar, stage_tx);
                 tma_load_2d(st, &tmA, kt * BK, m0, bar);
-#pragma unroll
-                for (int j = 0; j < BN / 64; ++j)
+                for (int j = 0; j < b_boxes; ++j)
                     tma_load_2d(st + A_BYTES + j * B_SLAB_BYTES, &tmB, n0 + 64 * j, kt * BK, bar);
             }
         }

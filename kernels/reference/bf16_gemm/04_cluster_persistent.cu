@@ -27,7 +27,7 @@
 // (Loading C into registers early does not fit: ptxas allocates the whole kernel within the launch's 168
 // registers per thread, setmaxnreg or not, and the accumulators take 128.)
 // Roles, layouts, parities, register split (producer 40, consumers 232) and edges are those of step 03. When M needs
-// an odd number of 128-row tiles, the second CTA of the last pair reads a box wholly outside A (zeros) and stores
+// an odd number of 128-row tiles, the second CTA of the last pair loads no A (its tile lies below row M) and stores
 // nothing: it still loads its half of B, which its partner needs. Clusters with no tile left only meet the others
 // at the two cluster barriers.
 // Plan: 128 x 256 x 64 tiles, 4 stages of 48 KB, 384 threads, 1 block per SM, grid SMS // 2 * 2 (132 on an H200:
@@ -100,8 +100,8 @@ __device__ __forceinline__ void cluster_sync() {
 // completion counted on mbarrier bar.
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map, int c0, int c1, unsigned bar) {
     asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-            dst),
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
@@ -216,21 +216,28 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
             for (int t = cluster_id; t < pairs; t += clusters) {
                 int m0, n0;
                 tile_origin(t, pair_rows, grid_n, rank, m0, n0);
+                // Boxes that start past the tensor are not loaded (as in steps 02 and 03): this CTA's A box when
+                // its tile lies wholly below row M, and B boxes from column N on (both CTAs skip the same ones,
+                // so each expects exactly what the two producers send). Partial boxes are loaded whole.
+                const bool a_box = m0 < M;
+                const int b_boxes = min(BN / 64, (N - n0 + 63) / 64);
+                const unsigned stage_tx = (a_box ? A_BYTES : 0) + b_boxes * B_SLAB_BYTES;
                 for (int kt = 0; kt < KT; ++kt, ++it) {
                     const int s = it % STAGES, n = it / STAGES;
                     const unsigned st = smem + s * STAGE_BYTES, bar = full_bar + 8 * s;
                     // Both CTAs' consumers are done with fill n - 1 of this stage (ours and the other's: our half
                     // of B goes into both).
                     if (n >= 1) mbar_wait(empty_bar + 8 * s, (n - 1) & 1);
-                    // Own A box + own half of B + the other CTA's half of B arrive on this barrier: 48 KB, boxes
-                    // partly or wholly outside the tensors included (zero-filled).
-                    mbar_arrive_expect_tx(bar, STAGE_BYTES);
-                    tma_load_2d(st, &tmA, kt * BK, m0, bar);
+                    // Own A box + own half of B + the other CTA's half of B arrive on this barrier: 48 KB away
+                    // from the edges.
+                    mbar_arrive_expect_tx(bar, stage_tx);
+                    if (a_box) tma_load_2d(st, &tmA, kt * BK, m0, bar);
 #pragma unroll
                     for (int h = 0; h < BN / 64 / CLUSTER; ++h) {
                         const int j = (int)rank * (BN / 64 / CLUSTER) + h;
-                        tma_load_2d_multicast(st + A_BYTES + j * B_SLAB_BYTES, &tmB, n0 + 64 * j, kt * BK, bar,
-                                              (unsigned short)((1u << CLUSTER) - 1));
+                        if (j < b_boxes)
+                            tma_load_2d_multicast(st + A_BYTES + j * B_SLAB_BYTES, &tmB, n0 + 64 * j, kt * BK, bar,
+                                                  (unsigned short)((1u << CLUSTER) - 1));
                     }
                 }
             }
