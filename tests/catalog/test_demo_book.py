@@ -14,7 +14,7 @@ from apps.catalog.services import book_import
 pytestmark = pytest.mark.slow  # each test imports the whole demo book
 
 SEED = Path(settings.BASE_DIR).parent / "shared" / "seed" / "catalog.json"
-FULL_TEXT_CAPSULES = {1, 2, 32, 33, 34, 35, 36, 37, 38, 39}
+FULL_TEXT_CAPSULES = {1, 2, 32, 33, 34, 35, 36, 37, 38, 39, 59, 60, 61}
 
 
 @pytest.fixture
