@@ -30,9 +30,15 @@
 // an odd number of 128-row tiles, the second CTA of the last pair loads no A (its tile lies below row M) and stores
 // nothing: it still loads its half of B, which its partner needs. Clusters with no tile left only meet the others
 // at the two cluster barriers.
-// Plan: 128 x 256 x 64 tiles, 4 stages of 48 KB, 384 threads, 1 block per SM, grid SMS // 2 * 2 (132 on an H200:
-// 66 clusters; every SM pair of a GPC can hold one). Prediction: the main loop runs as in 03 with a third less L2
-// traffic, and the epilogue's gaps shrink: 95-105% of cuBLAS at 4096^3 and 8192^3.
+// Two ways to write C are here, picked by the template's last argument: the plan's (false) stores each thread's
+// column pairs straight from the accumulators, as steps 02 and 03 do; true stages alpha * acc through 18 KB of
+// shared memory so that loads and stores of C move 16 bytes per thread and 64 contiguous bytes per row (the
+// comment at the code says how). Which is faster is for the measurement to say; both are correct by design.
+// Plan: 128 x 256 x 64 tiles, 4 stages of 48 KB (+ 18 KB staging), 384 threads, 1 block per SM, 8 pair rows per
+// raster group, grid SMS // 2 * 2 (132 on an H200: 66 clusters; a cluster's two blocks must sit in one GPC, so
+// should the GPU hold fewer than 66 such pairs at once, the rest would start late: a tail the timing would show).
+// Prediction: the main loop runs as in 03 with a third less L2 traffic, and the gaps between tiles shrink: 95-105%
+// of cuBLAS at 4096^3 and 8192^3.
 // Measured on the H200 through the judge: not yet.
 #include <cuda_bf16.h>
 
@@ -165,9 +171,12 @@ constexpr int B_SLAB_BYTES = BK * 64 * 2;    // 8 KB: one TMA box of 64 n x 64 k
 constexpr int STAGE_BYTES = A_BYTES + BN / 64 * B_SLAB_BYTES;  // 48 KB, all of it counted by expect_tx
 
 constexpr int CLUSTER = 2;  // CTAs per cluster, along M
-constexpr int GROUP = 8;    // pair rows per raster group
+// Staged epilogue: per consumer warp, 16 rows x 32 columns of FP32, rows padded to 36 floats (see below).
+constexpr int EPI_COLS = 32, EPI_PITCH = 36, EPI_WARP_BYTES = 16 * EPI_PITCH * 4;
 
-// Tile pair t (grouped raster over [cdiv(grid_m, 2) pair rows x grid_n columns]) -> this CTA's tile origin.
+// Tile pair t (grouped raster over [cdiv(grid_m, 2) pair rows x grid_n columns], GROUP pair rows walked column
+// by column) -> this CTA's tile origin.
+template <int GROUP>
 __device__ __forceinline__ void tile_origin(int t, int pair_rows, int grid_n, unsigned rank, int& m0, int& n0) {
     const int first = t / (GROUP * grid_n) * GROUP, gsize = min(pair_rows - first, GROUP);
     const int pm = first + (t % (GROUP * grid_n)) % gsize;
@@ -175,7 +184,8 @@ __device__ __forceinline__ void tile_origin(int t, int pair_rows, int grid_n, un
     m0 = (pm * CLUSTER + (int)rank) * BM;
 }
 
-template <int STAGES>
+// STAGES: ring depth; GROUP: pair rows per raster group; STAGED: the epilogue goes through shared memory (below).
+template <int STAGES, int GROUP, bool STAGED>
 __global__ void __launch_bounds__(384, 1)
 bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restrict__ A,
                   const __nv_bfloat16* __restrict__ B, float beta, __nv_bfloat16* __restrict__ C,
@@ -186,6 +196,7 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned smem = (smem_u32(smem_raw) + 1023) & ~1023u;
     const unsigned full_bar = smem + STAGES * STAGE_BYTES, empty_bar = full_bar + 8 * STAGES;
+    const unsigned epi_smem = empty_bar + 8 * STAGES;  // 8 x EPI_WARP_BYTES when STAGED
 
     const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32;
     const unsigned rank = cluster_ctarank();  // 0 or 1: which tile of the pair (the plan's cluster is [2, 1, 1])
@@ -215,7 +226,7 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
             int it = 0;  // k steps issued so far, over all tiles: stage it % STAGES, fill it / STAGES
             for (int t = cluster_id; t < pairs; t += clusters) {
                 int m0, n0;
-                tile_origin(t, pair_rows, grid_n, rank, m0, n0);
+                tile_origin<GROUP>(t, pair_rows, grid_n, rank, m0, n0);
                 // Boxes that start past the tensor are not loaded (as in steps 02 and 03): this CTA's A box when
                 // its tile lies wholly below row M, and B boxes from column N on (both CTAs skip the same ones,
                 // so each expects exactly what the two producers send). Partial boxes are loaded whole.
@@ -257,7 +268,7 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
         int it = 0;  // k steps consumed so far, in step with the producer's counter
         for (int t = cluster_id; t < pairs; t += clusters) {
             int m0, n0;
-            tile_origin(t, pair_rows, grid_n, rank, m0, n0);
+            tile_origin<GROUP>(t, pair_rows, grid_n, rank, m0, n0);
             const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;  // + 8 h: accumulator rows of this thread
             const int colq = n0 + (lane % 4) * 2;                  // + 8 j: accumulator column pairs
 
@@ -289,6 +300,77 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
 #pragma unroll
             for (int i = 0; i < 128; ++i) fence_operand(acc[i]);
 
+            // C loads go through the read-only path (__ldg). C is written by this kernel, but every element is
+            // read once, by the thread that then writes it, before it is written, so no load can see a stale
+            // value; what __ldg buys is that the compiler may move these loads above earlier stores to C (a plain
+            // load through the pointer that is also stored through may not pass a store), so their latencies
+            // overlap instead of adding up.
+            if (STAGED) {
+                // Epilogue through shared memory, 32 columns at a time: each warp writes alpha * acc for its 16
+                // rows x 32 columns as FP32 into its own staging area (8-byte stores; rows 36 floats apart, so the
+                // 8 rows of a store instruction start 4 banks apart and each bank is hit twice: 2 wavefronts, the
+                // minimum for 256 bytes), then reads back 8 consecutive columns of one row per thread (two 16-byte
+                // loads; 4 wavefronts for 512 bytes, again the minimum), adds beta * C read as 8 BF16 in one 16-byte
+                // load, and stores 16 bytes: a warp moves 64 contiguous bytes of each of 8 rows per instruction
+                // instead of 16. N % 8 == 0, so a group of 8 columns is wholly inside or outside.
+                // Plain C++ accesses (not asm) to the staging area, so the compiler knows they cannot alias C.
+                float* stage_area = reinterpret_cast<float*>(smem_raw + (epi_smem - smem_u32(smem_raw))) +
+                                    (cw * 4 + warp) * (EPI_WARP_BYTES / 4);
+                // Thread's share of chunk c: rows rl = lane / 4 + 8 i (i = 0, 1) of the warp's 16, columns
+                // c * 32 + (lane % 4) * 8 .. + 7. The C loads run two chunks ahead of their use, so their latency
+                // overlaps the staging of the chunks in between (8 registers per chunk in flight).
+                auto load_c = [&](int c, uint4 (&out)[2]) {
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        const int row = m0 + cw * 64 + warp * 16 + lane / 4 + 8 * i;
+                        const int col = n0 + c * EPI_COLS + (lane % 4) * 8;
+                        out[i] = (row < M && col < N)
+                                     ? __ldg(reinterpret_cast<const uint4*>(C + (size_t)row * N + col))
+                                     : make_uint4(0u, 0u, 0u, 0u);
+                    }
+                };
+                constexpr int CHUNKS = BN / EPI_COLS;
+                uint4 c_in[3][2];
+                load_c(0, c_in[0]);
+                load_c(1, c_in[1]);
+#pragma unroll
+                for (int c = 0; c < CHUNKS; ++c) {
+                    if (c + 2 < CHUNKS) load_c(c + 2, c_in[(c + 2) % 3]);
+#pragma unroll
+                    for (int jj = 0; jj < EPI_COLS / 8; ++jj)
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const int j = c * (EPI_COLS / 8) + jj;
+                            const int rl = lane / 4 + 8 * h, cl = 8 * jj + 2 * (lane % 4);
+                            *reinterpret_cast<float2*>(stage_area + rl * EPI_PITCH + cl) =
+                                make_float2(alpha * acc[4 * j + 2 * h], alpha * acc[4 * j + 2 * h + 1]);
+                        }
+                    __syncwarp();
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        const int rl = lane / 4 + 8 * i;
+                        const int row = m0 + cw * 64 + warp * 16 + rl, col = n0 + c * EPI_COLS + (lane % 4) * 8;
+                        const float* src = stage_area + rl * EPI_PITCH + (lane % 4) * 8;
+                        const float4 v0 = *reinterpret_cast<const float4*>(src);
+                        const float4 v1 = *reinterpret_cast<const float4*>(src + 4);
+                        const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+                        if (row < M && col < N) {  // N % 8 == 0: the 8 columns are in or out together
+                            uint4 out = c_in[c % 3][i];
+                            unsigned* w = reinterpret_cast<unsigned*>(&out);
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) {
+                                const float2 o = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&w[e]));
+                                const __nv_bfloat162 r =
+                                    __floats2bfloat162_rn(v[2 * e] + beta * o.x, v[2 * e + 1] + beta * o.y);
+                                w[e] = *reinterpret_cast<const unsigned*>(&r);
+                            }
+                            *reinterpret_cast<uint4*>(C + (size_t)row * N + col) = out;
+                        }
+                    }
+                    __syncwarp();  // the staging area is rewritten by the next chunk
+                }
+                continue;
+            }
             // Epilogue: alpha * acc + beta * C, rounded to BF16, one column pair per 4-byte access; N % 8 == 0, so a
             // pair is wholly inside or outside. The loads of 8 column pairs x 2 rows go out together, then the
             // stores.
@@ -301,7 +383,8 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
                     for (int h = 0; h < 2; ++h) {
                         const int row = row0 + 8 * h, col = colq + 8 * j;
                         c_old[2 * (j - jb) + h] =
-                            (row < M && col < N) ? *reinterpret_cast<const unsigned*>(C + (size_t)row * N + col) : 0u;
+                            (row < M && col < N) ? __ldg(reinterpret_cast<const unsigned*>(C + (size_t)row * N + col))
+                                                 : 0u;
                     }
 #pragma unroll
                 for (int j = jb; j < jb + 8; ++j)
@@ -338,10 +421,10 @@ swizzle = "128B"
 l2_promotion = "256B"
 
 [[launch]]
-kernel = "bf16_gemm_cluster<4>"
+kernel = "bf16_gemm_cluster<4, 8, false>"
 grid = ["SMS // 2 * 2"]
 block = [384]
 cluster = [2, 1, 1]
-shared_bytes = "4 * (128 + 256) * 64 * 2 + 2 * 4 * 8 + 1024"
+shared_bytes = "4 * (128 + 256) * 64 * 2 + 2 * 4 * 8 + 8 * 16 * 36 * 4 + 1024"
 tensor_maps = ["tmA", "tmB"]
 */
