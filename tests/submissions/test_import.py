@@ -64,15 +64,24 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     assert 0.5 < ladder["01_naive.cu"].pct_of_baseline < 2 < 80 < ladder["08_warptiling.cu"].pct_of_baseline < 100
     assert ladder["12_hgemm_wgmma.cu"].problem == "hgemm" and ladder["12_hgemm_wgmma.cu"].tflops > 100
     call_command("load_demo")  # again: nothing doubles
-    assert ReferenceResult.objects.count() == 12 and Exercise.objects.count() == 25
+    assert ReferenceResult.objects.count() == 12 and Exercise.objects.count() == 28
     # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside.
-    beyond_gemm = {n: e.problem for n, e in exercises.items() if e.problem not in ("vector_add", "sgemm", "hgemm")}
+    gemm = ("vector_add", "sgemm", "hgemm", "bf16_gemm")
+    beyond_gemm = {n: e.problem for n, e in exercises.items() if e.problem not in gemm}
     assert beyond_gemm == {
         19: "transpose", 26: "transpose", 27: "reduce_sum", 30: "prefix_sum", 31: "prefix_sum", 47: "gemv",
         48: "swiglu", 49: "softmax", 50: "rmsnorm", 56: "fp8_quant", 57: "swiglu", 58: "gemv",
     }  # fmt: skip
     assert all(exercises[n].starter_name == "01_naive.cu" for n in beyond_gemm)
     assert exercises[50].starter_source == (KERNELS / "reference" / "rmsnorm" / "01_naive.cu").read_text()
+    # Issue 15: the Hopper capsules climb the bf16_gemm ladder, each from the previous rung, for sm_90a (wgmma,
+    # setmaxnreg and multicast exist only there), with the book's best rung beside.
+    bf16 = sorted((KERNELS / "reference" / "bf16_gemm").glob("0*.cu"))
+    assert {n for n, e in exercises.items() if e.problem == "bf16_gemm"} == {59, 60, 61}
+    for n, starter in zip((59, 60, 61), bf16[:3], strict=True):
+        assert exercises[n].starter_name == starter.name and exercises[n].starter_source == starter.read_text()
+        assert exercises[n].reference_step == "bf16_gemm/04_cluster_persistent.cu" and exercises[n].arch == "sm_90a"
+    assert exercises[61].starter_name == "03_warp_specialized.cu"
 
 
 def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
