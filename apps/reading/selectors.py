@@ -1,24 +1,18 @@
-"""Reads of reading state and search, all filtered through the access policy."""
+"""Reads of reading state, all filtered through the access policy (search: apps/reading/search.py)."""
 
 import hashlib
 import json
-from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
-from django.db import connection
 from django.db.models import Prefetch, Q
 from django.db.models.functions import MD5
 from django.urls import reverse
-from django.utils.html import escape
 
 from apps.catalog.models import Book, Capsule, Figure
 from apps.reading.epub import FORMAT_VERSION, Chapter, EpubSources, Section
 from apps.reading.models import EpubBuild, ReadingProgress
 from apps.reading.policy import has_full_access, readable_capsules
 from config import site as config_site
-
-SEARCH_RESULTS_LIMIT = 30
 
 
 def progress_by_capsule(user, book: Book) -> dict[int, ReadingProgress]:
@@ -45,91 +39,6 @@ def continue_reading(parts, progress: dict[int, ReadingProgress]) -> Capsule | N
         if capsule.id in progress and not progress[capsule.id].is_complete
     ]
     return max(unfinished, key=lambda pair: pair[0])[1] if unfinished else None
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    capsule: Capsule
-    snippet: str  # HTML from PostgreSQL's headline (text escaped, matches in <mark>) or escaped plain text
-    readable: bool
-
-
-def capsule_search(user, query: str) -> list[SearchHit]:
-    """Capsules matching `query`. Titles and summaries are public; a body is searched (and
-    quoted) only where the searcher may read it, so results never reveal locked text."""
-    query = " ".join(query.split())[:200]
-    if not query:
-        return []
-    readable = readable_capsules(user).select_related("part")
-    locked = Capsule.objects.published().select_related("part").exclude(pk__in=readable.values("pk"))
-    if connection.vendor == "postgresql":
-        return _search_postgres(readable, locked, query)
-    return _search_simple(readable, locked, query)
-
-
-# ts_headline does not escape the document: mark matches with control characters, escape
-# everything, then turn the markers into <mark>.
-_START, _STOP = "\x02", "\x03"
-
-
-def _snippet_html(headline: str) -> str:
-    return escape(headline).replace(_START, "<mark>").replace(_STOP, "</mark>")
-
-
-def _search_postgres(readable, locked, query: str) -> list[SearchHit]:
-    search_query = SearchQuery(query, search_type="websearch", config="english")
-    public_vector = SearchVector("title", weight="A", config="english") + SearchVector(
-        "summary", weight="B", config="english"
-    )
-    full_vector = public_vector + SearchVector("body_text", weight="C", config="english")
-    readable_hits = (
-        readable.annotate(document=full_vector)
-        .filter(document=search_query)
-        .annotate(
-            rank=SearchRank(full_vector, search_query),
-            snippet=SearchHeadline(
-                "body_text",
-                search_query,
-                config="english",
-                start_sel=_START,
-                stop_sel=_STOP,
-                max_words=30,
-                min_words=12,
-                max_fragments=2,
-                fragment_delimiter=" … ",
-            ),
-        )
-    )
-    locked_hits = (
-        locked.annotate(document=public_vector)
-        .filter(document=search_query)
-        .annotate(
-            rank=SearchRank(public_vector, search_query),
-            snippet=SearchHeadline(
-                "summary", search_query, config="english", start_sel=_START, stop_sel=_STOP, max_words=30, min_words=12
-            ),
-        )
-    )
-    hits = [
-        SearchHit(c, _snippet_html(c.snippet), True)
-        for c in readable_hits.order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]
-    ]
-    hits += [
-        SearchHit(c, _snippet_html(c.snippet), False)
-        for c in locked_hits.order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]
-    ]
-    return sorted(hits, key=lambda hit: (-hit.capsule.rank, hit.capsule.number))[:SEARCH_RESULTS_LIMIT]
-
-
-def _search_simple(readable, locked, query: str) -> list[SearchHit]:
-    """SQLite (make run): every word must appear; no ranking beyond book order."""
-    public, full = Q(), Q()
-    for word in query.split():
-        public &= Q(title__icontains=word) | Q(summary__icontains=word)
-        full &= Q(title__icontains=word) | Q(summary__icontains=word) | Q(body_text__icontains=word)
-    hits = [SearchHit(c, escape(c.summary[:240]), True) for c in readable.filter(full)]
-    hits += [SearchHit(c, escape(c.summary[:240]), False) for c in locked.filter(public)]
-    return sorted(hits, key=lambda hit: hit.capsule.number)[:SEARCH_RESULTS_LIMIT]
 
 
 def progress_summary(parts, progress: dict[int, ReadingProgress]) -> dict:

@@ -13,6 +13,7 @@ from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read
+from apps.reading.search import capsule_search
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -94,7 +95,7 @@ def search(request):
         {
             "form": form,
             "query": query,
-            "hits": selectors.capsule_search(request.user, query),
+            "hits": capsule_search(request.user, query),
         },
     )
 

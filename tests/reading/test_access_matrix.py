@@ -15,6 +15,8 @@ CONTENT_ROUTES = [
     ("/capsules/locked-two/figures/02-secret.svg", True),
     ("/search/?q=hide", True),
     ("/search/?q=tiles", True),
+    ("/search/?q=hiding", True),  # stemmed: "hide" is in the locked body only
+    ("/search/?q=%22tiles+hide%22+or+warps", True),
     ("/", False),
     ("/capsules/free-one/", False),
     ("/capsules/locked-three/", False),

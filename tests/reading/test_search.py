@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.test import Client
 
@@ -40,3 +42,102 @@ def test_snippets_are_escaped(mini_book):
 def test_odd_queries_do_not_fail(mini_book, query):
     client = Client()
     assert client.get("/search/", {"q": query}).status_code == 200
+
+
+# --- Issue 17: the same search on both databases (PostgreSQL's full-text search, SQLite's FTS5) ---
+# These run on whichever database the suite has (DATABASE_URL); test_search_sqlite.py runs them on SQLite too.
+
+
+def _hits(page: str) -> list[str]:
+    return re.findall(r'<h2 class="search-result__title"><a href="/capsules/([\w-]+)/">', page)
+
+
+def _snippets(page: str) -> list[str]:
+    return re.findall(r'<p class="search-result__snippet">(.*?)</p>', page, re.S)
+
+
+def test_words_are_stemmed_so_coalesced_finds_both_coalescing_capsules(mini_book):
+    Capsule.objects.filter(slug="locked-three").update(summary="Coalescing warps, the last step.")
+    page = search("anonymous", "coalesced")
+    assert sorted(_hits(page)) == ["free-one", "locked-three"]
+    assert "<mark>coalescing</mark> memory" in page and "<mark>Coalescing</mark> warps" in page
+
+
+def test_a_stemmed_word_of_a_locked_body_is_found_only_by_readers_who_may_read_it(mini_book):
+    assert _hits(search("free", "hiding")) == []
+    page = search("active", "hiding")
+    assert _hits(page) == ["locked-two"] and "<mark>hide</mark>" in page
+
+
+def test_stop_words_do_not_have_to_appear(mini_book):
+    # "which" is in no capsule of the mini book; PostgreSQL drops it from the query as a stop word.
+    assert sorted(_hits(search("anonymous", "which warps"))) == ["free-one", "locked-three"]
+    assert _hits(search("anonymous", "which")) == []
+
+
+def test_phrases_or_and_negation(mini_book):
+    assert _hits(search("anonymous", '"coalescing memory"')) == ["free-one"]
+    assert _hits(search("anonymous", '"memory coalescing"')) == []
+    assert sorted(_hits(search("anonymous", "coalescing or tiling"))) == ["free-one", "locked-three", "locked-two"]
+    assert _hits(search("anonymous", "warps -step")) == ["free-one"]
+
+
+LONG_BODY = (
+    " ".join(f"filler{i:03d}" for i in range(150))
+    + " the needles meet here "
+    + " ".join(f"after{i:03d}" for i in range(150))
+)
+
+
+def test_snippets_are_cut_at_word_boundaries_with_the_match_marked(mini_book):
+    Capsule.objects.filter(slug="free-one").update(body_text=LONG_BODY)
+    (snippet,) = _snippets(search("anonymous", "needle"))
+    assert "<mark>needles</mark>" in snippet
+    plain = snippet.replace("<mark>", "").replace("</mark>", "")
+    assert plain.startswith("…") and plain.endswith("…")  # the text goes on both sides
+    words = plain.strip("… ").split()
+    assert 8 <= len(words) <= 40
+    assert set(words) <= set(LONG_BODY.split())  # no word cut in half at either end
+
+
+def test_a_short_text_is_quoted_whole_without_ellipsis(mini_book):
+    (snippet,) = _snippets(search("anonymous", "intensity"))
+    assert snippet == (
+        "Intro Everyone may read this free text about warps. Maths The <mark>intensity</mark> is "
+        "\\frac{2K}{8} per element. Figure 1. A drawing of the tiles."
+    )
+
+
+def test_a_match_only_in_the_summary_quotes_the_summary(mini_book):
+    page = search("anonymous", "coalescing")
+    assert _snippets(page) == ["The free capsule about <mark>coalescing</mark> memory."]
+
+
+def test_markup_in_the_text_and_in_the_query_is_escaped(mini_book):
+    Capsule.objects.filter(slug="free-one").update(body_text='needle <img src=x onerror="alert(1)"> & <b>bold</b>')
+    (snippet,) = _snippets(search("anonymous", "needle"))
+    assert snippet.startswith("<mark>needle</mark> ")
+    # PostgreSQL's headline leaves tag-like text out, FTS5 quotes it: either way nothing is markup.
+    assert not set(re.sub("</?mark>", "", snippet)) & set('<>"')
+    page = search("anonymous", "needle <img src=y onerror=alert(2)>")
+    assert "<img" not in page and "&lt;img src=y onerror=alert(2)&gt;" in page
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['warps"', "NEAR(warps", "warps AND", "OR", "-warps", "title:warps", "{body_text}: hide", "warps*", "^warps"],
+)
+def test_query_syntax_of_the_database_is_only_words(mini_book, query):
+    client = Client()
+    response = client.get("/search/", {"q": query})
+    assert response.status_code == 200
+    assert "SENTINEL-LOCKED" not in response.content.decode()
+
+
+def test_the_locked_snippet_comes_from_the_summary_even_when_the_body_matches_better(mini_book):
+    # "tiles" appears in the locked body (next to the sentinel) and, stemmed, in its summary.
+    page = search("anonymous", "tiles tiles hide")
+    assert _hits(page) == []  # "hide" is only in the locked body
+    page = search("anonymous", "tiles")
+    assert "locked-two" in _hits(page) and "SENTINEL" not in page
+    assert "A locked capsule about shared-memory <mark>tiling</mark>." in _snippets(page)
