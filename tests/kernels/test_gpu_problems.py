@@ -52,13 +52,16 @@ def test_naive_rung_is_accepted_and_timed_in_gb_per_s(gpu_judge, name):
 
 @pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["file"].removesuffix(".cu"))
 def test_known_bad_kernel_gets_its_verdict(gpu_judge, entry):
-    result = judge_source(gpu_judge, read(BAD / entry["file"]), entry["problem"])
+    compiled = compiler.compile_submission(read(BAD / entry["file"]), entry["problem"])
+    options = JudgeOptions(bench=False, timeout_s=entry.get("timeout_s", 120))
+    result = gpu_judge.judge(compiled, options)  # a plan refused on the CPU comes back with its compile verdict
     print(f"{entry['file']}: {result.verdict.value}: {result.message[:300]}")
     assert result.verdict.value == entry["verdict"], (entry["what"], result.message, result.error)
+    assert entry.get("message", "") in result.message, result.message
 
 
 def test_every_problem_of_issue_14_has_bad_kernels():
-    assert {e["problem"] for e in MANIFEST} == set(NEW)
+    assert {e["problem"] for e in MANIFEST} >= set(NEW)
 
 
 # ---- the machinery, with small kernels written here ----------------------------------------------------------
