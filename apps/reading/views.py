@@ -12,7 +12,7 @@ from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
-from apps.reading.policy import can_read
+from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
@@ -36,6 +36,7 @@ def capsule(request, slug):
             "previous": previous,
             "following": following,
             "readable": readable,
+            "full_access": has_full_access(request.user),  # the contents' lock marks
             "progress": selectors.progress_get(request.user, capsule) if readable else None,
         },
     )

@@ -42,10 +42,16 @@
   function enhance(widget) {
     var editor = widget.editor;
     if (!editor) return;
+    // The page's own colour scheme: the reader's choice (Display settings, site.js) or the system's.
     var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
-    var setTheme = function () { editor.setTheme(dark && dark.matches ? "ace/theme/tomorrow_night" : "ace/theme/chrome"); };
+    var isDark = function () {
+      var chosen = document.documentElement.getAttribute("data-theme");
+      return chosen ? chosen === "dark" : Boolean(dark && dark.matches);
+    };
+    var setTheme = function () { editor.setTheme(isDark() ? "ace/theme/tomorrow_night" : "ace/theme/chrome"); };
     setTheme();
     if (dark && dark.addEventListener) dark.addEventListener("change", setTheme);
+    document.addEventListener("ke:themechange", setTheme);
     var mode = cudaMode();
     if (mode) editor.session.setMode(mode);
     editor.setOptions({ enableKeyboardAccessibility: true, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" });
