@@ -102,10 +102,11 @@ def encode(spec: ResolvedTensorMap, array: Any) -> bytes:
             getattr(d.CUtensorMapDataType, _DATA_TYPES[spec.dtype]),
             rank,
             address,
-            list(spec.dims),
-            list(spec.strides_bytes),
-            list(spec.box),
-            [1] * rank,  # element strides: every element of the box
+            # The bindings take these arrays as their cuuint64_t / cuuint32_t objects only, not as ints.
+            [d.cuuint64_t(v) for v in spec.dims],
+            [d.cuuint64_t(v) for v in spec.strides_bytes],
+            [d.cuuint32_t(v) for v in spec.box],
+            [d.cuuint32_t(1)] * rank,  # element strides: every element of the box
             d.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             getattr(d.CUtensorMapSwizzle, _SWIZZLES[spec.swizzle]),
             getattr(d.CUtensorMapL2promotion, _L2_PROMOTIONS[spec.l2_promotion]),
