@@ -4,7 +4,8 @@ from django.apps import AppConfig
 class AccountsConfig(AppConfig):
     name = "apps.accounts"
     label = "accounts"
-    verbose_name = "Accounts"
+    # Not "Accounts": allauth's account app (email addresses) already takes that name in the admin index.
+    verbose_name = "Users"
 
     def ready(self):
         from apps.accounts.ratelimit import install_fail_open_cache

@@ -1,9 +1,16 @@
 from django.contrib import admin
-from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.http import HttpResponse, HttpResponseNotAllowed
+from django.template.loader import render_to_string
+from django.urls import path, reverse
+from django.utils.html import escape, format_html
 
+from apps.catalog.forms import CapsuleAdminForm
+from apps.catalog.markdown import ContentError, render_markdown
 from apps.catalog.models import Book, Capsule, Figure, Part
 from apps.catalog.services import capsule_save
+
+# The most Markdown the preview renders in one request: far above the longest capsule, a bound on the work.
+PREVIEW_MAX_CHARS = 500_000
 
 
 class PartInline(admin.TabularInline):
@@ -35,6 +42,7 @@ class CapsuleAdmin(admin.ModelAdmin):
     list_filter = ("access", "status", "part")
     search_fields = ("title", "summary", "slug")
     readonly_fields = ("revision", "updated_at", "preview")
+    form = CapsuleAdminForm
     fieldsets = (
         (None, {"fields": ("book", "part", "number", "slug", "title", "badge", "minutes", "access", "status")}),
         ("Public teaser", {"fields": ("summary", "outline")}),
@@ -43,8 +51,9 @@ class CapsuleAdmin(admin.ModelAdmin):
             {
                 "fields": ("body", "preview"),
                 "description": (
-                    "Markdown as in content/README.md. Saving re-renders the preview; "
-                    "a re-import from content/ overwrites edits made here."
+                    "Markdown as in content/README.md. The preview follows your typing, rendered by the site's "
+                    "own pipeline in the reader's styles; nothing is saved until you save. A re-import from "
+                    "content/ overwrites edits made here."
                 ),
             },
         ),
@@ -52,10 +61,37 @@ class CapsuleAdmin(admin.ModelAdmin):
     )
     inlines = [FigureInline]
 
-    @admin.display(description="Rendered preview (as saved)")
+    class Media:
+        js = ("js/admin_preview.js",)
+        css = {"all": ("css/admin_preview.css",)}
+
+    def get_urls(self):
+        # admin_view: staff only (others go to the admin's sign-in), and CSRF-checked like every admin post.
+        preview = path("preview/", self.admin_site.admin_view(self.preview_view), name="catalog_capsule_preview")
+        return [preview, *super().get_urls()]
+
+    def preview_view(self, request):
+        """The posted Markdown rendered as the reader will see it: a whole document for the preview iframe."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_view_or_change_permission(request):
+            return HttpResponse("Forbidden", status=403, content_type="text/plain")
+        source = request.POST.get("body", "")[:PREVIEW_MAX_CHARS]
+        slug = request.POST.get("slug", "") or "preview"
+        return HttpResponse(preview_document(source, slug=slug))
+
+    @admin.display(description="Preview")
     def preview(self, capsule):
-        # body_html was sanitised by the pipeline (nh3 allowlist) when it was rendered.
-        return format_html('<div class="prose capsule-body admin-preview">{}</div>', mark_safe(capsule.body_html))
+        url = reverse("admin:catalog_capsule_preview")
+        return format_html(
+            '<iframe class="capsule-preview" title="Preview of the capsule text" sandbox="allow-same-origin" '
+            'data-preview-url="{}" srcdoc="{}"></iframe>'
+            '<p class="capsule-preview__status" role="status" aria-live="polite"></p>',
+            url,
+            # escape(), not format_html's conditional escape: the document is a SafeString, and unescaped it
+            # would end the attribute at its first quote.
+            escape(preview_document(capsule.body, slug=capsule.slug or "preview")) if capsule.pk else "",
+        )
 
     def save_model(self, request, obj, form, change):
         capsule_save(capsule=obj)
@@ -66,3 +102,19 @@ class FigureAdmin(admin.ModelAdmin):
     list_display = ("capsule", "number", "name")
     search_fields = ("name", "caption", "capsule__title")
     readonly_fields = ("capsule", "name", "number")
+
+
+def preview_document(source: str, *, slug: str) -> str:
+    """A capsule body as a standalone page in the site's reader styles; a Markdown error is shown, not raised.
+
+    Rendered by the same pipeline as a save (markdown-it, MathML, Pygments, nh3), so what the preview
+    shows is what readers will get."""
+    error = None
+    html = ""
+    try:
+        html = render_markdown(
+            source, figure_url=lambda name: reverse("reading:figure", kwargs={"slug": slug, "name": name})
+        ).html
+    except ContentError as problem:
+        error = problem
+    return render_to_string("admin/catalog/capsule_preview.html", {"body_html": html, "error": error})
