@@ -22,6 +22,11 @@ install: $(INSTALLED)
 
 # The site with its demo book on embedded defaults (SQLite, file cache, file-system Celery
 # broker): the web server and a Celery worker (with beat) together; Ctrl-C stops both.
+# Without STRIPE_SECRET_KEY, subscriptions run in test mode: a local Stripe stand-in (localstripe
+# with Checkout and the Portal, `manage.py stripe_test_server`) on STRIPE_TEST_PORT takes the
+# payments and sends its signed webhooks to this site (README: Subscriptions).
+STRIPE_TEST_PORT ?= $(shell echo $$(( $(PORT) + 1 )))
+run: export SITE_URL ?= http://127.0.0.1:$(PORT)
 run: $(INSTALLED)
 	mkdir -p var
 	$(PY) manage.py migrate --noinput
@@ -29,8 +34,13 @@ run: $(INSTALLED)
 	@echo
 	@echo "Kernel Engineering: http://127.0.0.1:$(PORT)/   (admin: http://127.0.0.1:$(PORT)/admin/)"
 	@echo "Submissions compile here; on a GPU machine also run: $(PY) manage.py gpu_worker --gpu 0"
+	@if [ -z "$$STRIPE_SECRET_KEY" ]; then echo "Subscriptions in TEST MODE (no STRIPE_SECRET_KEY): pay with the test card 4242 4242 4242 4242"; fi
 	@echo
 	trap 'kill 0' EXIT INT TERM; \
+	if [ -z "$$STRIPE_SECRET_KEY" ]; then \
+	  export STRIPE_TEST_MODE=true STRIPE_API_BASE=http://127.0.0.1:$(STRIPE_TEST_PORT); \
+	  $(PY) manage.py stripe_test_server & \
+	fi; \
 	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 

@@ -19,7 +19,20 @@ import pytest
 pytestmark = pytest.mark.slow  # installs if needed, migrates, imports the demo book, starts two servers
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVICE_VARS = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
+# Also the Stripe and site settings: `make run` must choose test mode and its own address by itself.
+SERVICE_VARS = (
+    "DJANGO_SETTINGS_MODULE",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "CELERY_BROKER_URL",
+    "STRIPE_SECRET_KEY",
+    "STRIPE_WEBHOOK_SECRET",
+    "STRIPE_PRICE_MONTHLY",
+    "STRIPE_PRICE_YEARLY",
+    "STRIPE_API_BASE",
+    "STRIPE_TEST_MODE",
+    "SITE_URL",
+)
 
 
 def _free_port() -> int:
@@ -36,6 +49,11 @@ def _get(url: str) -> int:
         return error.code
 
 
+def _text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read().decode()
+
+
 def _wait_for(predicate, timeout_s: float, what: str):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -49,7 +67,8 @@ def _wait_for(predicate, timeout_s: float, what: str):
 def dev_site(tmp_path):
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
-    env.update(VAR_DIR=str(tmp_path), PORT=str(port), PYTHON=sys.executable)
+    # The Stripe stand-in of test mode listens on a port of its own (by default PORT + 1, which may be taken).
+    env.update(VAR_DIR=str(tmp_path), PORT=str(port), STRIPE_TEST_PORT=str(_free_port()), PYTHON=sys.executable)
     log_path = tmp_path / "make-run.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
@@ -87,6 +106,19 @@ def test_make_run_serves_the_site_and_runs_tasks_with_no_services(dev_site):
     assert f"http://127.0.0.1:{base_url.rsplit(':', 1)[1]}/" in log
     assert "reader@example.com" in log and "kernel-demo-pass" in log
     assert (Path(env["VAR_DIR"]) / "db.sqlite3").exists()  # SQLite, as no DATABASE_URL is set
+
+    # No Stripe key: subscriptions in test mode, the plans priced by the stand-in that make run started.
+    def priced() -> bool:
+        try:
+            text = _text(base_url + "/pricing/")
+        except OSError:  # runserver restarting after a source file changed
+            return False
+        return "€12" in text and "€120" in text and 'name="plan"' in text
+
+    _wait_for(priced, 60, "the pricing page to show the stand-in's prices")
+    pricing = _text(base_url + "/pricing/")
+    assert 'id="test-mode-banner"' in pricing and "STRIPE_" not in pricing
+    assert "TEST MODE" in log_path.read_text()
 
     subprocess.run(
         [

@@ -31,3 +31,11 @@ class StripeDataError(BillingError):
 
 class EventProcessingFailed(BillingError):
     """Processing a stored event failed; carries the redacted reason to Celery's retry (and logs)."""
+
+
+class NotInTestMode(BillingError):
+    """A test-mode page or action outside test mode, or for a session that is not this reader's."""
+
+
+class CardDeclined(BillingError):
+    """Test mode: the test card was declined (e.g. 4000 0000 0000 0341); the Checkout Session stays open."""

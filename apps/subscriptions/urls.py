@@ -12,4 +12,7 @@ urlpatterns = [
     path("billing/portal/", views.portal, name="portal"),
     path("billing/status/", views.access_status, name="access-status"),
     path("stripe/webhook/", views.stripe_webhook, name="stripe-webhook"),
+    # Test mode only (404 otherwise): the local stand-ins for Stripe's hosted Checkout and Portal pages.
+    path("billing/test-mode/checkout/<str:session_id>/", views.test_mode_checkout, name="test-mode-checkout"),
+    path("billing/test-mode/portal/<str:session_id>/", views.test_mode_portal, name="test-mode-portal"),
 ]

@@ -6,7 +6,7 @@ import stripe
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -17,11 +17,14 @@ from django.views.decorators.http import require_POST, require_safe
 from apps.subscriptions import selectors, services
 from apps.subscriptions.errors import (
     AlreadySubscribed,
+    CardDeclined,
     NoBillingAccount,
+    NotInTestMode,
     StripeNotConfigured,
     UnknownPlan,
     WebhookRejected,
 )
+from apps.subscriptions.services import standin_pages
 
 logger = logging.getLogger(__name__)
 
@@ -194,3 +197,48 @@ def stripe_webhook(request):
         return HttpResponseBadRequest("Invalid Stripe webhook.", content_type="text/plain")
     stored, created = services.event_record(event=event)
     return HttpResponse("ok" if created else "duplicate", content_type="text/plain")
+
+
+# --- Test mode only: the stand-in's "hosted" pages (Stripe's own pages do not exist locally) ----------------
+
+
+@never_cache
+@login_required
+def test_mode_checkout(request, session_id: str):
+    """Stands for Stripe's hosted Checkout page: pay with a test card, or go back."""
+    try:
+        if request.method == "POST" and request.POST.get("action") == "back":
+            return _SeeOther(standin_pages.standin_checkout_abandon(user=request.user, session_id=session_id))
+        if request.method == "POST":
+            card = request.POST.get("card_number", "")
+            try:
+                return _SeeOther(
+                    standin_pages.standin_checkout_pay(user=request.user, session_id=session_id, card_number=card)
+                )
+            except CardDeclined as exc:
+                messages.error(request, str(exc))
+        checkout = standin_pages.standin_checkout_get(user=request.user, session_id=session_id)
+    except (NotInTestMode, stripe.InvalidRequestError) as exc:
+        raise Http404("No such test-mode checkout.") from exc
+    return render(request, "subscriptions/test_mode_checkout.html", {"checkout": checkout})
+
+
+@never_cache
+@login_required
+def test_mode_portal(request, session_id: str):
+    """Stands for Stripe's Customer Portal: cancel at the period's end, resume, and a test clock."""
+    try:
+        if request.method == "POST":
+            standin_pages.standin_portal_act(
+                user=request.user,
+                session_id=session_id,
+                subscription_id=request.POST.get("subscription", ""),
+                action=request.POST.get("action", ""),
+            )
+            messages.success(request, "Done. Stripe (the stand-in) tells the site by webhook.")
+            return _SeeOther(request.path)
+        portal = standin_pages.standin_portal_get(user=request.user, session_id=session_id)
+    except (NotInTestMode, stripe.InvalidRequestError) as exc:
+        raise Http404("No such test-mode portal session.") from exc
+    context = {"portal": portal, "clock_seconds": standin_pages.TEST_CLOCK_SECONDS_LEFT}
+    return render(request, "subscriptions/test_mode_portal.html", context)
