@@ -22,6 +22,10 @@ CONTENT_ROUTES = [
     ("/capsules/locked-three/", False),
     ("/capsules/locked-two/progress/", False),
     ("/progress/", False),
+    # For crawlers and feed readers: public pages and summaries only, whoever asks.
+    ("/sitemap.xml", False),
+    ("/robots.txt", False),
+    ("/feed/", False),
 ]
 
 
