@@ -35,7 +35,8 @@ RUN pip install ".[judge]" && pip check
 
 FROM builder AS builder-gpu
 # The `gpu` extra (cupy-cuda12x[ctk]) pulls CUDA 12 user-space libraries as wheels (cuBLAS,
-# cuRAND, ...) for the CuPy already installed; only the GPU image carries them (about 2 GB).
+# cuRAND, ...) for the CuPy already installed; only the GPU image carries them (about 2 GB). It also
+# brings cuda-bindings, the driver calls for cluster launches and TMA tensor maps (kernels/hopper.py).
 RUN pip install ".[judge,gpu]" && pip check
 
 
