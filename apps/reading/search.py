@@ -58,6 +58,7 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 class SearchHit:
     capsule: Capsule
     snippet: str  # escaped text with <mark> around matched words; safe to insert as HTML
+    title_html: str  # the title, the same way
     readable: bool
 
 
@@ -213,6 +214,11 @@ def _headline(field: str, search_query: SearchQuery) -> SearchHeadline:
     )
 
 
+def _title_headline(search_query: SearchQuery) -> SearchHeadline:
+    """The whole title with its matches marked."""
+    return SearchHeadline("title", search_query, config="english", start_sel=_START, stop_sel=_STOP, highlight_all=True)
+
+
 def _search_postgres(readable, locked, groups) -> list[tuple[float, SearchHit]]:
     """(sort key, hit) pairs; the key is the negated rank, so that sorting puts the best first."""
     search_query = SearchQuery(_websearch_text(groups), search_type="websearch", config="english")
@@ -228,6 +234,7 @@ def _search_postgres(readable, locked, groups) -> list[tuple[float, SearchHit]]:
             rank=SearchRank(full_vector, search_query),
             body_snippet=_headline("body_text", search_query),
             summary_snippet=_headline("summary", search_query),
+            title_marked=_title_headline(search_query),
         )
         .order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]
     )
@@ -236,7 +243,11 @@ def _search_postgres(readable, locked, groups) -> list[tuple[float, SearchHit]]:
         .defer(*_BODY_FIELDS)
         .annotate(document=public_vector)
         .filter(document=search_query)
-        .annotate(rank=SearchRank(public_vector, search_query), summary_snippet=_headline("summary", search_query))
+        .annotate(
+            rank=SearchRank(public_vector, search_query),
+            summary_snippet=_headline("summary", search_query),
+            title_marked=_title_headline(search_query),
+        )
         .order_by("-rank", "number")[:SEARCH_RESULTS_LIMIT]
     )
     hits = []
@@ -245,15 +256,16 @@ def _search_postgres(readable, locked, groups) -> list[tuple[float, SearchHit]]:
             _with_ellipses(capsule.body_snippet, capsule.body_text),
             _with_ellipses(capsule.summary_snippet, capsule.summary),
         )
-        hits.append((-capsule.rank, SearchHit(capsule, snippet, True)))
+        hits.append((-capsule.rank, SearchHit(capsule, snippet, _snippet_html(capsule.title_marked), True)))
     for capsule in locked_hits:
         snippet = _choose_snippet(None, _with_ellipses(capsule.summary_snippet, capsule.summary))
-        hits.append((-capsule.rank, SearchHit(capsule, snippet, False)))
+        hits.append((-capsule.rank, SearchHit(capsule, snippet, _snippet_html(capsule.title_marked), False)))
     return hits
 
 
-def _fts5_matches(expression: str, capsules, *, with_body: bool) -> list[tuple[int, float, str | None, str]]:
-    """(capsule id, bm25, body snippet or None, summary snippet) of the FTS5 matches among `capsules`.
+def _fts5_matches(expression: str, capsules, *, with_body: bool) -> list[tuple[int, float, str | None, str, str]]:
+    """(capsule id, bm25, body snippet or None, summary snippet, marked title) of the FTS5 matches
+    among `capsules`.
 
     Without the body, the expression is limited to the title and summary columns, and the body's
     snippet is never asked for."""
@@ -264,12 +276,12 @@ def _fts5_matches(expression: str, capsules, *, with_body: bool) -> list[tuple[i
     weights = ", ".join(str(w) for w in _FTS_WEIGHTS)
     sql = (
         f"SELECT rowid, bm25({FTS_TABLE}, {weights}), {body_snippet}, "
-        f"snippet({FTS_TABLE}, 1, %s, %s, %s, {SNIPPET_WORDS}) "
+        f"snippet({FTS_TABLE}, 1, %s, %s, %s, {SNIPPET_WORDS}), highlight({FTS_TABLE}, 0, %s, %s) "
         f"FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s AND rowid IN ({ids_sql}) "
         f"ORDER BY bm25({FTS_TABLE}, {weights}) LIMIT {SEARCH_RESULTS_LIMIT}"
     )
     markers = [_START, _STOP, _ELLIPSIS]
-    params = [*(markers if with_body else []), *markers, expression, *ids_params]
+    params = [*(markers if with_body else []), *markers, _START, _STOP, expression, *ids_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
@@ -280,13 +292,16 @@ def _search_sqlite(readable, locked, groups) -> list[tuple[float, SearchHit]]:
     expression = _fts5_expression(groups)
     readable_rows = _fts5_matches(expression, readable, with_body=True)
     locked_rows = _fts5_matches(expression, locked, with_body=False)
-    capsules = Capsule.objects.select_related("part").in_bulk([row[0] for row in readable_rows])
-    capsules.update(
-        Capsule.objects.select_related("part").defer(*_BODY_FIELDS).in_bulk([row[0] for row in locked_rows])
+    # The text shown comes from the index; the rows only give the pages their links and parts.
+    capsules = (
+        Capsule.objects.select_related("part")
+        .defer(*_BODY_FIELDS)
+        .in_bulk([row[0] for row in readable_rows + locked_rows])
     )
     hits = []
     for rows, readable_now in ((readable_rows, True), (locked_rows, False)):
-        for capsule_id, rank, body, summary in rows:
+        for capsule_id, rank, body, summary, title in rows:
             if capsule_id in capsules:  # gone since the match: skip
-                hits.append((rank, SearchHit(capsules[capsule_id], _choose_snippet(body, summary), readable_now)))
+                snippet, title_html = _choose_snippet(body, summary), _snippet_html(title)
+                hits.append((rank, SearchHit(capsules[capsule_id], snippet, title_html, readable_now)))
     return hits

@@ -17,7 +17,7 @@ def search(kind, query):
 
 def test_everyone_finds_locked_capsules_by_their_public_title_and_summary(mini_book):
     page = search("anonymous", "tiling")
-    assert 'href="/capsules/locked-two/">02 · Locked two: tiling' in page
+    assert 'href="/capsules/locked-two/">02 · Locked two: <mark>tiling</mark></a>' in page
     assert "A locked capsule about shared-memory <mark>tiling</mark>." in page
 
 
@@ -141,3 +141,10 @@ def test_the_locked_snippet_comes_from_the_summary_even_when_the_body_matches_be
     page = search("anonymous", "tiles")
     assert "locked-two" in _hits(page) and "SENTINEL" not in page
     assert "A locked capsule about shared-memory <mark>tiling</mark>." in _snippets(page)
+
+
+def test_titles_are_marked_too(mini_book):
+    Capsule.objects.filter(slug="locked-three").update(title="Warps & <em>tiles</em>")
+    page = search("anonymous", "warp")
+    assert 'href="/capsules/locked-three/">03 · <mark>Warps</mark> &amp; &lt;em&gt;tiles&lt;/em&gt;</a>' in page
+    assert 'href="/capsules/free-one/">01 · Free one: welcome</a>' in page  # matched in its body only
