@@ -223,12 +223,15 @@ def test_results_stored_before_gbps_existed_read_as_tflops(db):
 
 
 def test_the_demo_ladder_loads_with_roofline_and_gbps_from_its_results(db):
-    assert services.reference_results_load(path=FIXTURE) == 12
+    assert services.reference_results_load(path=FIXTURE) == 33
     rows = json.loads(FIXTURE.read_text())["results"]
     for row in rows:
-        (bench,) = row["result"]["benchmarks"]
+        benchmarks = row["result"]["benchmarks"]
+        # The headline: the largest shape, by bytes for GB/s problems (softmax has two), by FLOPs for the rest.
+        by_bytes = benchmarks[0].get("unit") == "GB/s"  # results judged before GB/s existed have no unit
+        bench = max(benchmarks, key=lambda b: b["bytes_moved"] if by_bytes else b["flops"])
         stored = ReferenceResult.objects.get(problem=row["problem"], step=row["step"])
-        assert stored.unit == "TFLOP/s"
+        assert stored.unit == ("GB/s" if row["problem"] not in ("sgemm", "hgemm") else "TFLOP/s")
         assert stored.gbps == bench["gbps"] and stored.pct_of_roofline == bench["pct_of_roofline"]
         assert stored.tflops == bench["tflops"] and stored.pct_of_baseline == bench["pct_of_baseline"]
 
@@ -344,8 +347,9 @@ def test_my_progress_has_a_ladder_per_family_in_book_order_with_units_and_roofli
 
     softmax = re.search(r'class="card problem-ladder softmax-ladder.*?</section>', body, re.S).group(0)
     assert '<th scope="col" class="num">GB/s</th><th scope="col" class="num">% of PyTorch</th>' in softmax
-    best_row = re.search(r"<tr>\s*<td><a href=\"/capsules/locked-three/progress/#exercise\">.*?</tr>", softmax, re.S)
-    cells = re.findall(r'<td class="num">(.*?)</td>', best_row.group(0))
+    row = r"<tr>\s*<td[^>]*><a href=\"/capsules/locked-three/progress/#exercise\">.*?</tr>"
+    best_row = re.search(row, softmax, re.S)
+    cells = re.findall(r'<td class="num"[^>]*>(.*?)</td>', best_row.group(0))
     # Your best (by roofline: the 81.5% one), then the book's kernel for the step (02, not 01), then the count.
     assert cells == [
         f"{COPY_GBPS * 0.815:,.0f}",

@@ -1,5 +1,7 @@
 from django import template
 
+from apps.catalog import badges
+
 register = template.Library()
 
 
@@ -7,3 +9,25 @@ register = template.Library()
 def get_item(mapping, key):
     """`{{ progress|get_item:capsule.id }}`: look up a dict built by a selector."""
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def figure_badge(badge) -> bool:
+    """A percentage badge: the book's measured figure (apps.catalog.badges), not a topic tag."""
+    return badges.is_figure_badge(badge)
+
+
+@register.filter
+def has_figure_badges(parts) -> bool:
+    """Whether any capsule of these parts carries a percentage badge, so the page needs the legend."""
+    return any(badges.is_figure_badge(c.badge) for part in parts for c in part.published_capsules)
+
+
+@register.simple_tag
+def figure_badge_description() -> str:
+    return badges.figure_badge_description()
+
+
+@register.simple_tag
+def book_figure_gpu() -> str:
+    return badges.BOOK_FIGURE_GPU
