@@ -217,13 +217,16 @@ SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7
 # STRIPE_TEST_MODE_ALLOWED is not set (dev.py and test.py set it).
 STRIPE_TEST_MODE = env_bool("STRIPE_TEST_MODE", False)
 STRIPE_TEST_MODE_ALLOWED = False
+STRIPE_TEST_MODE_SETTINGS = {  # what the stand-in and the site agree on; nothing here is a secret
+    "STRIPE_SECRET_KEY": "sk_test_standin_kernel_engineering_not_a_secret",
+    "STRIPE_WEBHOOK_SECRET": "whsec_standin_kernel_engineering_not_a_secret",
+    "STRIPE_PRICE_MONTHLY": "price_ke_test_monthly",
+    "STRIPE_PRICE_YEARLY": "price_ke_test_yearly",
+}
 if STRIPE_TEST_MODE:
     if STRIPE_SECRET_KEY:
         raise ImproperlyConfigured("STRIPE_TEST_MODE uses a local stand-in: unset STRIPE_SECRET_KEY, or test mode.")
-    STRIPE_SECRET_KEY = "sk_test_standin_kernel_engineering_not_a_secret"
-    STRIPE_WEBHOOK_SECRET = "whsec_standin_kernel_engineering_not_a_secret"
-    STRIPE_PRICE_MONTHLY = "price_ke_test_monthly"
-    STRIPE_PRICE_YEARLY = "price_ke_test_yearly"
+    globals().update(STRIPE_TEST_MODE_SETTINGS)
     STRIPE_API_BASE = STRIPE_API_BASE or "http://127.0.0.1:8420"  # localstripe's own default port
 
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
