@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from kernels import compiler, problems
+from kernels import plan as plan_mod
 from kernels.judge import GpuJudge, JudgeOptions, gpu_present
 from kernels.results import CompileResult, JudgeResult
 
@@ -73,6 +74,7 @@ def _format_compile(result: CompileResult) -> str:
         lines += ["", result.log.rstrip()]
     if result.ok:
         lines += _problem_lines(problems.load(result.problem))
+        lines += _hopper_lines(result)
     for k in result.kernels:
         lines.append(
             f"  {k.name}: {k.registers} registers, {k.static_shared_bytes} B static shared, "
@@ -92,6 +94,23 @@ def _problem_lines(problem: problems.Problem) -> list[str]:
             f"  workspace {spec.name}: {shown} elements ({counts[-1] * itemsize / 2**20:.1f} MiB at most), "
             "garbage at every launch, never checked"
         )
+    return lines
+
+
+def _hopper_lines(result: CompileResult) -> list[str]:
+    """Each launch's cluster and the tensor maps passed after the problem's arguments, as the kernel must take them."""
+    lines = []
+    for data in result.plan:
+        launch = plan_mod.Launch.from_dict(data)
+        if launch.cluster is not None:
+            portable = ", non-portable" if launch.non_portable_cluster else ""
+            lines.append(f"  {launch.kernel}: clusters of {list(launch.cluster)}{portable}")
+        for m in launch.tensor_maps:
+            lines.append(
+                f"  {launch.kernel}: then const __grid_constant__ CUtensorMap {m.name}: {m.array} whole, box "
+                f"{list(m.box)} (innermost first), swizzle {m.swizzle}, L2 promotion {m.l2_promotion}, "
+                f"fill {m.oob_fill}"
+            )
     return lines
 
 
