@@ -25,6 +25,7 @@ import pickle
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from localstripe import resources, server, webhooks
@@ -76,7 +77,8 @@ class CheckoutSession(resources.StripeObject):
         self.line_items = {"object": "list", "data": [{"price": price, "quantity": 1}]}
         self.subscription = None
         self._subscription_data = params.get("subscription_data") or {}
-        self.url = f"{site_url}/billing/test-mode/checkout/{self.id}/"
+        # On the host the reader is on (the one the site gave Stripe to return to), so their session cookie holds.
+        self.url = f"{_origin(self.success_url, site_url)}/billing/test-mode/checkout/{self.id}/"
 
     def _complete(self, card_number: str) -> None:
         """Pays as Stripe's hosted page would: the card becomes the customer's default, the subscription starts
@@ -132,7 +134,12 @@ class PortalSession(resources.StripeObject):
         super().__init__()
         self.customer = customer
         self.return_url = return_url or site_url + "/"
-        self.url = f"{site_url}/billing/test-mode/portal/{self.id}/"
+        self.url = f"{_origin(self.return_url, site_url)}/billing/test-mode/portal/{self.id}/"
+
+
+def _origin(url: str, default: str) -> str:
+    parts = urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else default
 
 
 def price_from_plan(plan) -> dict:
