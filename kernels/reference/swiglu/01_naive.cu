@@ -5,7 +5,8 @@
 // is width: each load instruction moves 2 bytes per thread (64 per warp), and each thread has just two of them in
 // flight, so the memory system sees few, small requests. silu(g) = g / (1 + exp(-g)) uses the precise expf and
 // division. Prediction: about half of the copy bandwidth.
-// Measured on the H200 through the judge: not yet (kernels/BENCHMARKS.md, "Rungs of the new problems").
+// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md): 8192 x 14336: 0.363 ms, 1941 GB/s,
+//  45.9% of the copy roofline, 78.8% of the baseline.
 #include <cuda_bf16.h>
 
 __global__ void swiglu_naive(int tokens, int inter, const __nv_bfloat16* gate, const __nv_bfloat16* up,
