@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
+from django.utils.html import escape
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
@@ -133,8 +134,9 @@ class CapsuleFeed(Feed):
         return f"{capsule.number:02d} · {capsule.title}"
 
     def item_description(self, capsule):
-        # The public summary, as plain text (the feed generator escapes it).
-        return capsule.summary
+        # Atom's summary is written as type="html": the plain-text summary escaped as HTML once here
+        # (and once more as XML by the generator), so a "<" in it is text to a feed reader, not a tag.
+        return escape(capsule.summary)
 
     def item_link(self, capsule):
         return absolute_url(capsule.get_absolute_url())

@@ -146,3 +146,12 @@ def test_any_title_and_text_fit_the_picture(title):
 
     png = share_image_png(ShareCard(eyebrow=title, title=title, text=title * 3, footer=title, lit_tile=8))
     assert _png_size(png) == (1200, 630)
+
+
+def test_a_summary_is_text_to_feed_readers_not_markup(mini_book):
+    Capsule.objects.filter(slug="free-one").update(summary="When a<b & c>d: <script>x</script>")
+    root = ET.fromstring(Client().get("/feed/").content)
+    summaries = [e.find("a:summary", ATOM_NS) for e in root.findall("a:entry", ATOM_NS)]
+    (summary,) = [s for s in summaries if "When" in s.text]
+    assert summary.get("type") == "html"
+    assert summary.text == "When a&lt;b &amp; c&gt;d: &lt;script&gt;x&lt;/script&gt;"  # HTML that shows the text
