@@ -180,6 +180,24 @@ def _highlight(code: str, lang: str, _attrs) -> str:
     return highlight(code, lexer, HtmlFormatter(nowrap=True))
 
 
+def highlight_lines(code: str, lang: str) -> list[str]:
+    """`code` highlighted as the book's code blocks are (same lexers, same token classes), one HTML string a
+    line, for listings that number their lines (a submission's source). Lines are split on "\\n" only, as
+    the compiler counts them, and leading or trailing blank lines are kept so the numbers stay true; the
+    formatter closes its spans at each line end, so every line is balanced HTML on its own."""
+    try:
+        lexer = get_lexer_by_name(lang or "text", stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text", stripnl=False, ensurenl=False)
+    html = highlight(code.replace("\r\n", "\n").replace("\r", "\n"), lexer, HtmlFormatter(nowrap=True))
+    lines = html.split("\n")
+    if lines and lines[-1] == "" and not code.endswith(("\n", "\r")):
+        lines.pop()  # the formatter's own final newline
+    elif code.endswith(("\n", "\r")) and lines and lines[-1] == "":
+        lines.pop()  # a final newline ends the last line; it does not start another
+    return lines
+
+
 def _mathml(latex: str, *, display: bool) -> str:
     mathml = latex_to_mathml(latex, display="block" if display else "inline")
     # latex2mathml has no alttext option; the LaTeX is the accessible (and e-reader) fallback.

@@ -92,3 +92,17 @@ def test_bad_latex_is_reported_with_its_line():
 def test_plain_text_for_search_keeps_words_and_latex_but_no_tags():
     text = render("## Tiles\n\nShared *memory* with $a^2$.\n").text
     assert text == "Tiles Shared memory with a^2 ."
+
+
+def test_highlight_lines_keeps_the_compilers_line_numbers_and_balanced_escaped_lines():
+    """Issue 17: a submission's source is highlighted as the book's code, one line at a time."""
+    from apps.catalog.markdown import highlight_lines
+
+    source = "\n\n/* a comment\n   over </span><script>x()</script> lines */\nfloat k;\r\nint j;\n"
+    lines = highlight_lines(source, "cuda")
+    assert len(lines) == 6  # the two blank lines first are kept: line 5 is still `float k;`
+    assert lines[:2] == ["", ""]
+    assert '<span class="kt">float</span>' in lines[4] and '<span class="kt">int</span>' in lines[5]
+    assert "<script>" not in "".join(lines) and "&lt;/span&gt;&lt;script&gt;" in lines[3]
+    for line in lines:  # each line opens and closes its own spans: safe to wrap one by one
+        assert line.count("<span") == line.count("</span>")

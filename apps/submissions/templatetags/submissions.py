@@ -3,7 +3,9 @@
 import re
 
 from django import template
+from django.utils.safestring import mark_safe
 
+from apps.catalog.markdown import highlight_lines
 from apps.submissions.charts import fmt_pct
 from apps.submissions.models import Submission, Unit
 
@@ -26,6 +28,13 @@ _BADGE = {
 def numbered(text) -> list[tuple[int, str]]:
     """(line number, line) pairs; the template escapes the lines."""
     return list(enumerate((text or "").splitlines(), start=1))
+
+
+@register.filter
+def highlighted(source) -> list[tuple[int, str]]:
+    """(line number, highlighted line) pairs of a CUDA source, coloured as the book's code blocks are
+    (Pygments through the catalogue's highlighter; its formatter escapes the text)."""
+    return [(n, mark_safe(line)) for n, line in enumerate(highlight_lines(source or "", "cuda"), start=1)]
 
 
 @register.simple_tag
