@@ -300,11 +300,6 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
 #pragma unroll
             for (int i = 0; i < 128; ++i) fence_operand(acc[i]);
 
-            // C loads go through the read-only path (__ldg). C is written by this kernel, but every element is
-            // read once, by the thread that then writes it, before it is written, so no load can see a stale
-            // value; what __ldg buys is that the compiler may move these loads above earlier stores to C (a plain
-            // load through the pointer that is also stored through may not pass a store), so their latencies
-            // overlap instead of adding up.
             if (STAGED) {
                 // Epilogue through shared memory, 32 columns at a time: each warp writes alpha * acc for its 16
                 // rows x 32 columns as FP32 into its own staging area (8-byte stores; rows 36 floats apart, so the
@@ -314,6 +309,10 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
                 // load, and stores 16 bytes: a warp moves 64 contiguous bytes of each of 8 rows per instruction
                 // instead of 16. N % 8 == 0, so a group of 8 columns is wholly inside or outside.
                 // Plain C++ accesses (not asm) to the staging area, so the compiler knows they cannot alias C.
+                // C loads go through the read-only path (__ldg): C is written by this kernel, but every element is
+                // read once, by the thread that then writes it, before it is written, so no load can see a stale
+                // value; what __ldg buys is that the compiler may keep these loads ahead of earlier stores to C (a
+                // plain load through the pointer that is also stored through may not pass a store).
                 float* stage_area = reinterpret_cast<float*>(smem_raw + (epi_smem - smem_u32(smem_raw))) +
                                     (cw * 4 + warp) * (EPI_WARP_BYTES / 4);
                 // Thread's share of chunk c: rows rl = lane / 4 + 8 i (i = 0, 1) of the warp's 16, columns
@@ -369,35 +368,35 @@ bf16_gemm_cluster(int M, int N, int K, float alpha, const __nv_bfloat16* __restr
                     }
                     __syncwarp();  // the staging area is rewritten by the next chunk
                 }
-                continue;
-            }
-            // Epilogue: alpha * acc + beta * C, rounded to BF16, one column pair per 4-byte access; N % 8 == 0, so a
-            // pair is wholly inside or outside. The loads of 8 column pairs x 2 rows go out together, then the
-            // stores.
+            } else {
+                // Epilogue: alpha * acc + beta * C, rounded to BF16, one column pair per 4-byte access; N % 8 == 0,
+                // so a pair is wholly inside or outside. The loads of 8 column pairs x 2 rows go out together, then
+                // the stores. Plain loads here: through __ldg the compiler hoists all 64 of them above the stores,
+                // which does not fit beside the accumulators (it spills).
 #pragma unroll
-            for (int jb = 0; jb < BN / 8; jb += 8) {
-                unsigned c_old[16];
+                for (int jb = 0; jb < BN / 8; jb += 8) {
+                    unsigned c_old[16];
 #pragma unroll
-                for (int j = jb; j < jb + 8; ++j)
+                    for (int j = jb; j < jb + 8; ++j)
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int row = row0 + 8 * h, col = colq + 8 * j;
-                        c_old[2 * (j - jb) + h] =
-                            (row < M && col < N) ? __ldg(reinterpret_cast<const unsigned*>(C + (size_t)row * N + col))
-                                                 : 0u;
-                    }
+                        for (int h = 0; h < 2; ++h) {
+                            const int row = row0 + 8 * h, col = colq + 8 * j;
+                            const unsigned* src = reinterpret_cast<const unsigned*>(C + (size_t)row * N + col);
+                            c_old[2 * (j - jb) + h] = (row < M && col < N) ? *src : 0u;
+                        }
 #pragma unroll
-                for (int j = jb; j < jb + 8; ++j)
+                    for (int j = jb; j < jb + 8; ++j)
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int row = row0 + 8 * h, col = colq + 8 * j;
-                        if (row >= M || col >= N) continue;
-                        __nv_bfloat162 old;
-                        *reinterpret_cast<unsigned*>(&old) = c_old[2 * (j - jb) + h];
-                        const float2 o = __bfloat1622float2(old);
-                        *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) = __floats2bfloat162_rn(
-                            alpha * acc[4 * j + 2 * h] + beta * o.x, alpha * acc[4 * j + 2 * h + 1] + beta * o.y);
-                    }
+                        for (int h = 0; h < 2; ++h) {
+                            const int row = row0 + 8 * h, col = colq + 8 * j;
+                            if (row >= M || col >= N) continue;
+                            __nv_bfloat162 old;
+                            *reinterpret_cast<unsigned*>(&old) = c_old[2 * (j - jb) + h];
+                            const float2 o = __bfloat1622float2(old);
+                            *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) = __floats2bfloat162_rn(
+                                alpha * acc[4 * j + 2 * h] + beta * o.x, alpha * acc[4 * j + 2 * h + 1] + beta * o.y);
+                        }
+                }
             }
         }
     }
