@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.demo.data import DEMO_PASSWORD
+from tests.e2e.pages import axe_problems
 from tests.test_make_run import _reachable, _wait_for, dev_site  # noqa: F401  (dev_site: the fixture)
 
 pytestmark = pytest.mark.slow
@@ -56,12 +57,14 @@ def test_a_reader_subscribes_reads_cancels_and_is_locked_out_at_the_periods_end_
     expect(page.locator(".pricing-plan").first).to_contain_text("€12")
     expect(page.locator(".pricing-plan").nth(1)).to_contain_text("€120")
     expect(page.locator("#test-mode-banner")).to_be_visible()
+    assert axe_problems(page) == []
     page.get_by_role("button", name="Subscribe monthly").click()
 
     # The test-mode Checkout (our stand-in for Stripe's hosted page): pay with the test card.
     expect(page).to_have_url(re.compile(r"/billing/test-mode/checkout/cs_test_\w+/$"))
     expect(page.get_by_role("heading", name="Checkout (test mode)")).to_be_visible()
     expect(page.locator("main")).to_contain_text("€12")
+    assert axe_problems(page) == []
     page.get_by_role("button", name="Pay with the test card").click()
 
     # Back on the site: access comes once the webhook has been processed, then the way back to the capsule.
@@ -81,6 +84,7 @@ def test_a_reader_subscribes_reads_cancels_and_is_locked_out_at_the_periods_end_
     expect(page).to_have_url(re.compile(r"/billing/test-mode/portal/bps_\w+/$"))
     expect(page.get_by_role("heading", name="Manage your subscription")).to_be_visible()
     expect(page.locator("#test-mode-banner")).to_be_visible()
+    assert axe_problems(page) == []
     page.get_by_role("button", name="Cancel subscription").click()
     expect(page.get_by_role("button", name="Resume subscription")).to_be_visible()
     portal_url = page.url
