@@ -23,7 +23,7 @@ from django.db import connection
 from django.utils.html import escape
 
 from apps.catalog.models import Capsule
-from apps.reading.fts_sqlite import FTS_TABLE
+from apps.reading.fts_sqlite import FTS_TABLE, PUBLIC_FTS_TABLE
 from apps.reading.policy import readable_capsules
 
 SEARCH_RESULTS_LIMIT = 30
@@ -267,18 +267,18 @@ def _fts5_matches(expression: str, capsules, *, with_body: bool) -> list[tuple[i
     """(capsule id, bm25, body snippet or None, summary snippet, marked title) of the FTS5 matches
     among `capsules`.
 
-    Without the body, the expression is limited to the title and summary columns, and the body's
-    snippet is never asked for."""
-    if not with_body:
-        expression = "{title summary} : (" + expression + ")"
+    Without the body, the public index (title and summary only) is searched and ranks: neither the
+    body's words nor its length count, and no snippet of it is asked for."""
+    table = FTS_TABLE if with_body else PUBLIC_FTS_TABLE
+    weights = ", ".join(str(w) for w in (_FTS_WEIGHTS if with_body else _FTS_WEIGHTS[:2]))
     ids_sql, ids_params = capsules.values("pk").query.sql_with_params()
-    body_snippet = f"snippet({FTS_TABLE}, 2, %s, %s, %s, {SNIPPET_WORDS})" if with_body else "NULL"
-    weights = ", ".join(str(w) for w in _FTS_WEIGHTS)
+    # Column numbers in both tables: 0 title, 1 summary, 2 body_text (the full index only).
+    body_snippet = f"snippet({table}, 2, %s, %s, %s, {SNIPPET_WORDS})" if with_body else "NULL"
     sql = (
-        f"SELECT rowid, bm25({FTS_TABLE}, {weights}), {body_snippet}, "
-        f"snippet({FTS_TABLE}, 1, %s, %s, %s, {SNIPPET_WORDS}), highlight({FTS_TABLE}, 0, %s, %s) "
-        f"FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s AND rowid IN ({ids_sql}) "
-        f"ORDER BY bm25({FTS_TABLE}, {weights}) LIMIT {SEARCH_RESULTS_LIMIT}"
+        f"SELECT rowid, bm25({table}, {weights}), {body_snippet}, "
+        f"snippet({table}, 1, %s, %s, %s, {SNIPPET_WORDS}), highlight({table}, 0, %s, %s) "
+        f"FROM {table} WHERE {table} MATCH %s AND rowid IN ({ids_sql}) "
+        f"ORDER BY bm25({table}, {weights}) LIMIT {SEARCH_RESULTS_LIMIT}"
     )
     markers = [_START, _STOP, _ELLIPSIS]
     params = [*(markers if with_body else []), *markers, _START, _STOP, expression, *ids_params]

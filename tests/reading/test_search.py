@@ -148,3 +148,16 @@ def test_titles_are_marked_too(mini_book):
     page = search("anonymous", "warp")
     assert 'href="/capsules/locked-three/">03 · <mark>Warps</mark> &amp; &lt;em&gt;tiles&lt;/em&gt;</a>' in page
     assert 'href="/capsules/free-one/">01 · Free one: welcome</a>' in page  # matched in its body only
+
+
+@pytest.mark.parametrize("long_body", ["locked-two", "locked-three"])
+def test_a_locked_body_does_not_even_move_its_capsule_in_the_ranking(mini_book, long_body):
+    # Two locked capsules alike in public text: ranked alike (then in book order), whatever their bodies.
+    Capsule.objects.filter(slug__in=["locked-two", "locked-three"]).update(
+        title="Same title", summary="Coalescing loads.", body_text="short"
+    )
+    Capsule.objects.filter(slug=long_body).update(body_text="coalescing " + "filler " * 3000)
+    assert [s for s in _hits(search("anonymous", "coalescing")) if s.startswith("locked")] == [
+        "locked-two",
+        "locked-three",
+    ]

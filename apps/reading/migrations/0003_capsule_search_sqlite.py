@@ -1,4 +1,4 @@
-"""SQLite only: the FTS5 index of capsules and the triggers that keep it in step (apps/reading/fts_sqlite.py).
+"""SQLite only: the FTS5 indexes of capsules and the triggers that keep them in step (apps/reading/fts_sqlite.py).
 
 On PostgreSQL this migration does nothing: search uses PostgreSQL's own full-text functions there."""
 
