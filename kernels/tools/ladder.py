@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -45,10 +46,14 @@ def title_of(path: Path) -> str:
     return path.read_text().splitlines()[0].lstrip("/* ").strip()
 
 
+# Instructions that exist only in the architecture-specific target sm_90a (code that runs on compute capability
+# 9.0 alone): warpgroup MMA and register reallocation between warpgroups. TMA and clusters are plain sm_90.
+_SM_90A_ONLY = re.compile(r"\bwgmma\.|\bsetmaxnreg\.")
+
+
 def arch_of(path: Path) -> str:
-    """wgmma exists only in the architecture-specific target sm_90a (code that runs on compute capability 9.0
-    alone); every other rung builds for the judge's default."""
-    return "sm_90a" if "wgmma" in path.name else "sm_90"
+    """sm_90a for a rung that uses wgmma or setmaxnreg; every other rung builds for the judge's default."""
+    return "sm_90a" if _SM_90A_ONLY.search(path.read_text()) else "sm_90"
 
 
 def command_of(path: Path) -> list[str]:
