@@ -168,7 +168,7 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
 constexpr int BM = 128, BN = 256, BK = 64;  // BK: 64 bf16 = one 128-byte swizzle row
 constexpr int A_BYTES = BM * BK * 2;         // 16 KB: one TMA box
 constexpr int B_SLAB_BYTES = BK * 64 * 2;    // 8 KB: one TMA box of 64 n x 64 k
-constexpr int STAGE_BYTES = A_BYTES + BN / 64 * B_SLAB_BYTES;  // 48 KB, all of it counted by expect_tx
+constexpr int STAGE_BYTES = A_BYTES + BN / 64 * B_SLAB_BYTES;  // 48 KB
 
 constexpr int CLUSTER = 2;  // CTAs per cluster, along M
 // Staged epilogue: per consumer warp, 16 rows x 32 columns of FP32, rows padded to 36 floats (see below).
