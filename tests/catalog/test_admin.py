@@ -173,3 +173,11 @@ def test_the_admin_index_has_one_section_per_name(staff):
     names = [app["name"] for app in response.context["app_list"]]
     assert len(names) == len(set(names)), names
     assert names.count("Accounts") <= 1
+
+
+def test_a_new_capsule_form_opens_with_an_empty_preview_that_the_page_fills(mini_book, staff):
+    client = Client()
+    client.force_login(staff)
+    page = client.get("/admin/catalog/capsule/add/").content.decode()
+    assert 'class="capsule-preview"' in page and 'srcdoc=""' in page  # admin_preview.js renders it on load
+    assert "js/admin_preview.js" in page
