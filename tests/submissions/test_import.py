@@ -60,15 +60,17 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     assert all(e.statement_html.startswith("<p>") and e.is_open and e.gpu_time_limit_s > 0 for e in exercises.values())
     assert exercises[32].capsule.title == "Kernel 1: Naive"
     ladder = {(r.problem, r.step): r for r in ReferenceResult.objects.filter(gpu_kind="h200")}
-    assert len(ladder) == 33 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
+    assert len(ladder) == 37 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
     sgemm = lambda step: ladder["sgemm", step]  # noqa: E731
     assert 0.5 < sgemm("01_naive.cu").pct_of_baseline < 2 < 80 < sgemm("08_warptiling.cu").pct_of_baseline < 100
     assert ladder["hgemm", "12_hgemm_wgmma.cu"].tflops > 100
     # Issue 14's rungs, measured in GB/s: the best of each problem beside its naive starter.
     assert ladder["softmax", "04_register_rows.cu"].gbps > 3000 > 2000 > ladder["rmsnorm", "01_naive.cu"].gbps
     assert {problem for problem, _ in ladder} >= {"transpose", "reduce_sum", "prefix_sum", "gemv", "fp8_quant"}
+    # Issue 15's: the Hopper BF16 GEMM, TMA and wgmma far above the naive rung.
+    assert ladder["bf16_gemm", "04_cluster_persistent.cu"].tflops > 500 > 10 > ladder["bf16_gemm", "01_naive.cu"].tflops
     call_command("load_demo")  # again: nothing doubles
-    assert ReferenceResult.objects.count() == 33 and Exercise.objects.count() == 28
+    assert ReferenceResult.objects.count() == 37 and Exercise.objects.count() == 28
     # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside.
     gemm = ("vector_add", "sgemm", "hgemm", "bf16_gemm")
     beyond_gemm = {n: e.problem for n, e in exercises.items() if e.problem not in gemm}
