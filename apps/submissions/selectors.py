@@ -113,7 +113,7 @@ def queue_depths(*, broker_url: str | None = None) -> dict[str, int]:
 
 # The columns the pages never show: the cubin and the full source travel only to the judge and the detail page.
 _HEAVY_FIELDS = ("compiled", "source")
-GEMM_PROBLEMS = ("sgemm", "hgemm")
+GEMM_PROBLEMS = ("sgemm", "hgemm", "bf16_gemm")
 # The figures a page shows of a result (HeadlineFigures).
 _FIGURES = ("pct_of_baseline", "pct_of_roofline", "tflops", "gbps", "unit", "time_ms")
 
@@ -279,7 +279,8 @@ def leaderboard_kinds(exercise) -> list[str]:
 
 
 def problem_family(problem: str) -> str:
-    """The ladders of "my progress": the GEMM exercises (FP32, FP16) climb one ladder, every other problem its own."""
+    """The ladders of "my progress": the GEMM exercises (FP32, FP16, BF16) climb one ladder, every other problem
+    its own."""
     return "gemm" if problem in GEMM_PROBLEMS else problem
 
 

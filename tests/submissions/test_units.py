@@ -396,3 +396,14 @@ def test_my_progress_takes_the_same_queries_however_many_exercises(
     with django_assert_num_queries(len(few)):
         body = client.get("/progress/").content.decode()
     assert body.count('class="card problem-ladder') == 5  # gemm, softmax (twice), prefix_sum, transpose, gemv
+
+
+def test_the_hopper_bf16_gemm_climbs_the_gemm_ladder_and_softmax_its_own():
+    from apps.submissions.selectors import problem_family
+
+    assert [problem_family(p) for p in ("sgemm", "hgemm", "bf16_gemm", "softmax")] == [
+        "gemm",
+        "gemm",
+        "gemm",
+        "softmax",
+    ]
