@@ -221,3 +221,23 @@ def test_the_test_portal_cancels_at_the_periods_end_and_its_clock_ends_the_perio
         message="the stand-in to end the subscription at the period's end",
     )
     assert "No subscription to manage" in client.get(portal_path).text
+
+
+@pytest.mark.django_db
+def test_the_test_clock_renews_a_subscription_that_is_not_cancelled(client, test_mode):
+    reader = UserFactory()
+    client.post(_checkout(client, reader), {"card_number": "4242424242424242"})
+    customer = Customer.objects.get(user=reader)
+    portal_path = client.post(reverse("subscriptions:portal"))["Location"].removeprefix("http://testserver")
+    (subscription,) = _standin_get(test_mode, f"/v1/subscriptions?customer={customer.stripe_id}")["data"]
+
+    client.post(portal_path, {"subscription": subscription["id"], "action": "advance-clock"})
+
+    def renewed():
+        now = _standin_get(test_mode, f"/v1/subscriptions/{subscription['id']}")
+        return now if now["current_period_start"] > subscription["current_period_start"] else None
+
+    after = wait_for(renewed, timeout=20, message="the stand-in to renew the subscription at the period's end")
+    assert after["status"] == "active" and after["current_period_end"] > time.time() + 27 * 24 * 3600
+    invoices = _standin_get(test_mode, f"/v1/invoices?customer={customer.stripe_id}")["data"]
+    assert sorted(invoice["status"] for invoice in invoices) == ["paid", "paid"]  # the first period, then the next
