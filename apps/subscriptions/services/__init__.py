@@ -6,6 +6,8 @@ One module per topic; callers import the names from this package:
 - `sync`: the subscription mirror, re-read from the Stripe API;
 - `emails`: emails that follow changes of a subscription's stored state;
 - `complimentary`: complimentary access granted and revoked by staff.
+- `standin_pages` (test mode only, imported by its views): what Stripe's hosted Checkout and Portal pages do,
+  done against the local stand-in (`manage.py stripe_test_server`).
 
 The rule that keeps access right whatever Stripe's asynchronous world does: a webhook event is
 only a hint. It is stored once, and processing it re-reads the subscription from the Stripe API
