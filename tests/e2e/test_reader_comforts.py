@@ -145,6 +145,17 @@ def test_my_progress_fits_a_phone_and_its_tables_scroll_in_a_focusable_region(ph
     assert label.startswith('"Your best:'), label
     problems = axe_problems(phone)
     shoot(phone, tmp_path, "phone-my-progress")
+
+    # On a desktop the ladders are tables again, and fit their cards whole: nothing hidden to scroll to.
+    phone.set_viewport_size({"width": 1280, "height": 900})
+    for region in ladders.all():
+        assert region.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), region.evaluate("el => el.scrollWidth")
+    expect(phone.locator(".problem-ladder__table thead").first).to_be_visible()
+    assert (
+        phone.locator(".problem-ladder__table tbody tr").first.evaluate("el => getComputedStyle(el).display")
+        == "table-row"
+    )
+    problems += axe_problems(phone)
     assert not problems, "axe-core found serious or critical violations:\n" + "\n".join(problems)
 
 
