@@ -182,7 +182,7 @@ def _highlight(code: str, lang: str, _attrs) -> str:
 
 def highlight_lines(code: str, lang: str) -> list[str]:
     """`code` highlighted as the book's code blocks are (same lexers, same token classes), one HTML string a
-    line, for listings that number their lines (a submission's source). Lines are split on "\\n" only, as
+    line, for listings that number their lines (a submission's source). Lines are split on newlines only, as
     the compiler counts them, and leading or trailing blank lines are kept so the numbers stay true; the
     formatter closes its spans at each line end, so every line is balanced HTML on its own."""
     try:
@@ -191,9 +191,7 @@ def highlight_lines(code: str, lang: str) -> list[str]:
         lexer = get_lexer_by_name("text", stripnl=False, ensurenl=False)
     html = highlight(code.replace("\r\n", "\n").replace("\r", "\n"), lexer, HtmlFormatter(nowrap=True))
     lines = html.split("\n")
-    if lines and lines[-1] == "" and not code.endswith(("\n", "\r")):
-        lines.pop()  # the formatter's own final newline
-    elif code.endswith(("\n", "\r")) and lines and lines[-1] == "":
+    if lines and lines[-1] == "":
         lines.pop()  # a final newline ends the last line; it does not start another
     return lines
 
