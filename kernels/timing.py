@@ -259,6 +259,13 @@ def stats(samples: list[float]) -> TimingStats:
     )
 
 
+def baseline_name(problem: Problem, sizes: dict[str, int]) -> str:
+    """The baseline's name as the result records it: the problem's, or, where its reference.py defines
+    `baseline_label(sizes)`, what that says ran at this shape (attention: which SDPA backend was fastest)."""
+    label = getattr(problem.module(), "baseline_label", None)
+    return label(sizes) if label is not None else problem.baseline_name
+
+
 def _bench_result(
     problem: Problem, sizes, candidate_ms, baseline_ms, worst_rel_err, ctx: gpu.GpuContext, options: JobOptions
 ) -> BenchResult:
@@ -286,7 +293,7 @@ def _bench_result(
         sizes=sizes,
         candidate=cand,
         baseline=base,
-        baseline_name=problem.baseline_name,
+        baseline_name=baseline_name(problem, sizes),
         pct_of_baseline=100 * base.median_ms / cand.median_ms,
         tflops=tflops,
         gbps=gbps,
@@ -303,7 +310,7 @@ def _bench_result(
     )
     if problem.flag_faster_than_baseline and result.pct_of_baseline > 100 + PLAUSIBILITY_MARGIN_PCT:
         result.flags.append(
-            f"faster than {problem.baseline_name} ({result.pct_of_baseline:.1f}%): review before trusting"
+            f"faster than {result.baseline_name} ({result.pct_of_baseline:.1f}%): review before trusting"
         )
     if result.pct_of_roofline > 100 + PLAUSIBILITY_MARGIN_PCT:
         result.flags.append(f"above the measured roofline ({result.pct_of_roofline:.1f}%): review before trusting")

@@ -10,6 +10,7 @@ from kernels.problems import TOLERANCE_FACTOR, UNIT_ROUNDOFF
 
 def test_available():
     assert problems.available() == [
+        "attention",
         "bf16_gemm",
         "fp8_quant",
         "gemv",

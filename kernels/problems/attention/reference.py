@@ -1,0 +1,141 @@
+"""attention: scaled dot-product attention forward, BF16 Q, K, V and O of shape [batch, heads, seq, head_dim],
+causal or not. Reference in float64 from the BF16 values, one (batch, head) at a time so that the scores of a
+seq-16384 head (2 GiB in float64) are the largest array alive; baseline PyTorch's scaled_dot_product_attention
+(through the DLPack bridge) with the fastest backend this GPU offers, measured once per shape. Array-module
+generic (NumPy or CuPy, from the inputs) but for the baseline.
+
+Inputs are uniform in [-1, 1), except "hot" rows: in each head, the key rows with j % 8 == HOT_PHASE and the
+query rows with i % 8 == HOT_PHASE hold values near +-HOT (sign by query row), so a hot query meets a hot key
+with a logit near +-HOT^2 * head_dim / sqrt(head_dim) = +-128 (head_dim 64) or +-181 (head_dim 128): exp of
+that overflows FP32 (beyond 88.7), so a softmax without the shift by the running maximum gives inf / inf =
+NaN. Ordinary queries see hot keys with logits of a few units (of either sign), which makes their softmax
+uneven, and negative hot queries see every hot key at about -128 (exp underflows to 0: those keys drop out).
+"""
+
+import functools
+import math
+
+from kernels.problems import dtypes
+
+HOT = 4.0  # a hot element is HOT + uniform[-1/2, 1/2): exact in BF16 to 8 bits, well inside its range
+HOT_PHASE = 3  # row 3 of every 8: the first hot pair is at seq 4, so seq 1 is plain and seq 17 has two
+# The SDPA backends tried for the baseline, in order (the fastest measured is kept, per shape).
+BACKENDS = (("FLASH_ATTENTION", "flash"), ("CUDNN_ATTENTION", "cuDNN"), ("EFFICIENT_ATTENTION", "memory-efficient"))
+_TRIAL_RUNS = 5
+
+
+def make_inputs(sizes, rng, params):
+    xp = dtypes.xp_of(rng)
+    shape = (sizes["batch"], sizes["heads"], sizes["seq"], sizes["head_dim"])
+    q = dtypes.uniform(rng, shape)
+    k = dtypes.uniform(rng, shape)
+    v = dtypes.uniform(rng, shape, "bfloat16")
+    rows = xp.arange(sizes["seq"])
+    hot_rows = (rows % 8) == HOT_PHASE
+    # Hot queries alternate in sign (by their block of 8 rows): positive ones overflow exp without the shift,
+    # negative ones push every hot key out of their softmax.
+    sign = xp.where((rows // 8) % 2 == 0, 1.0, -1.0).astype(xp.float32)[:, None]
+    hot_q = sign * (HOT + dtypes.uniform(rng, shape, low=-0.5, high=0.5))
+    hot_k = HOT + dtypes.uniform(rng, shape, low=-0.5, high=0.5)
+    q = xp.where(hot_rows[:, None], hot_q, q)
+    k = xp.where(hot_rows[:, None], hot_k, k)
+    return {
+        "Q": dtypes.bf16_from_f32(q),
+        "K": dtypes.bf16_from_f32(k),
+        "V": v,
+        "O": xp.empty(shape, dtype=xp.uint16),
+    }
+
+
+def _heads(inputs, name):
+    """An input's values in float64, as (batch * heads, seq, head_dim)."""
+    xp = dtypes.xp_of(inputs[name])
+    b, h, s, d = inputs[name].shape
+    return dtypes.f32_from_bf16(inputs[name]).astype(xp.float64).reshape(b * h, s, d)
+
+
+def reference(inputs, sizes, params):
+    """softmax(Q K^T / sqrt(d) + mask) V in float64, head by head; the mask sets j > i to -inf when causal."""
+    xp = dtypes.xp_of(inputs["Q"])
+    q, k, v = (_heads(inputs, name) for name in ("Q", "K", "V"))
+    seq, scale = sizes["seq"], 1.0 / math.sqrt(sizes["head_dim"])
+    future = xp.triu(xp.ones((seq, seq), dtype=bool), k=1) if sizes["causal"] else None
+    out = xp.empty(q.shape, dtype=xp.float64)
+    for head in range(q.shape[0]):
+        scores = q[head] @ k[head].T
+        scores *= scale
+        if future is not None:
+            scores[future] = -xp.inf
+        scores -= scores.max(axis=1, keepdims=True)  # the diagonal is never masked: every row has a finite max
+        p = xp.exp(scores, out=scores)
+        out[head] = (p @ v[head]) / p.sum(axis=1, keepdims=True)
+    return out.reshape(inputs["Q"].shape)
+
+
+def _sdpa(torch, q, k, v, sizes):
+    return torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=bool(sizes["causal"]), scale=1.0 / math.sqrt(sizes["head_dim"])
+    )
+
+
+@functools.cache
+def _fastest_backend(key):
+    """The SDPA backend that ran this shape fastest (median of a few runs, on the judge's stream), with its
+    name; key is the sizes as a sorted tuple. Backends that refuse the shape or the GPU are skipped."""
+    from kernels.problems import torch_bridge
+
+    torch = torch_bridge.torch()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    sizes = dict(key)
+    shape = (sizes["batch"], sizes["heads"], sizes["seq"], sizes["head_dim"])
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    timings = []
+    for attr, name in BACKENDS:
+        backend = getattr(SDPBackend, attr, None)
+        if backend is None:  # an older PyTorch without this backend
+            continue
+        try:
+            with sdpa_kernel([backend]):
+                _sdpa(torch, q, k, v, sizes)  # first use: library loading, autotuning
+                times_ms = []
+                for _ in range(_TRIAL_RUNS):
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    _sdpa(torch, q, k, v, sizes)
+                    end.record()
+                    end.synchronize()
+                    times_ms.append(start.elapsed_time(end))
+        except RuntimeError:  # "No available kernel": this backend does not take the shape here
+            continue
+        timings.append((sorted(times_ms)[len(times_ms) // 2], attr, name))
+    del q, k, v
+    if not timings:
+        raise RuntimeError(f"attention: no SDPA backend runs {sizes}")
+    _, attr, name = min(timings)
+    return getattr(SDPBackend, attr), name
+
+
+def _key(sizes):
+    return tuple(sorted(sizes.items()))
+
+
+def baseline(inputs, out, sizes, params, ctx):
+    """torch's SDPA on the judge's buffers with the fastest backend for this shape; its own output array is
+    returned (SDPA has no out=), and checked."""
+    from kernels.problems import torch_bridge
+
+    torch = torch_bridge.torch()
+    from torch.nn.attention import sdpa_kernel
+
+    with torch_bridge.on_current_stream():
+        backend, _ = _fastest_backend(_key(sizes))
+        q, k, v = (torch_bridge.as_tensor(inputs[name], "bfloat16") for name in ("Q", "K", "V"))
+        with sdpa_kernel([backend]):
+            o = _sdpa(torch, q, k, v, sizes)
+    return torch_bridge.as_cupy(o)
+
+
+def baseline_label(sizes):
+    """The baseline's name as the result records it, with the backend that ran at this shape."""
+    return f"PyTorch scaled_dot_product_attention ({_fastest_backend(_key(sizes))[1]})"
