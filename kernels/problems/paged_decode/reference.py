@@ -1,0 +1,156 @@
+"""paged_decode: one query token per sequence over a paged BF16 KV cache (layout in problem.toml); reference in
+float64 from the BF16 values; baseline PyTorch: gather the pages through the block table, then masked SDPA.
+Array-module generic (NumPy or CuPy, from the generator) but for the baseline.
+
+The layout decisions (context lengths, page assignment, shared prefixes) are small integer arrays drawn from the
+seed and laid out on the host (`layout`), so the CPU tests and the GPU draw the same structure from the same
+generator type; the bulk values (q, the caches) are drawn with the generator's own array module."""
+
+import numpy as np
+
+from kernels.problems import dtypes
+
+HEAD_DIM = 128
+PAGE_SIZE = 16
+# Every block-table entry past a sequence's last page: a page index far outside any pool (2^30 pages of at least
+# 4 KiB is 4 TiB and more past k_cache), so that following it faults instead of reading memory that exists.
+POISON_PAGE = 1 << 30
+SHARE_GROUP = 4  # consecutive sequences sharing a prefix
+MAX_SHARED_PAGES = 4  # the prefix they share, in pages (fewer if a member's context has fewer full pages)
+LARGE_LOGIT_EVERY = 4  # sequences s % 4 == 3 have their query scaled up ...
+LARGE_LOGIT_SCALE = 100.0  # ... so that the logits reach the hundreds
+TAIL_GARBAGE = 64.0  # K and V of the slots past a context in its last page: uniform in [-64, 64)
+
+
+def _host(array):
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def context_lengths(sizes, rng) -> np.ndarray:
+    """Ragged lengths summing to `tokens`: the first is 1, the others proportional to weights uniform in
+    [0.25, 1.75), each at least 1 and at most 16 * (max_pages - 1) (so every block-table row keeps a poison
+    entry past its pages); rounding leftovers and clamped excess go one token at a time to rows with room."""
+    n, total, cap = sizes["num_seqs"], sizes["tokens"], PAGE_SIZE * (sizes["max_pages"] - 1)
+    if not n <= total <= (1 + (n - 1) * cap if n > 1 else cap):
+        raise ValueError(f"paged_decode: tokens = {total} cannot be split into {n} contexts of 1..{cap} tokens")
+    weights = _host(dtypes.uniform(rng, (n,), "float32", 0.25, 1.75)).astype(np.float64)
+    lens = np.ones(n, dtype=np.int64)
+    if n > 1:
+        rest = total - 1
+        lens[1:] = np.floor(weights[1:] / weights[1:].sum() * rest)
+    lens = np.clip(lens, 1, cap)
+    short = total - int(lens.sum())
+    i = 1 if n > 1 else 0
+    while short != 0:  # at most n steps per token moved; the leftovers are a few tokens per sequence
+        step = 1 if short > 0 else -1
+        if 1 <= lens[i] + step <= cap and not (i == 0 and n > 1):
+            lens[i] += step
+            short -= step
+        i = (i + 1) % n
+    return lens
+
+
+def layout(sizes, rng):
+    """(context_lens, block_table) as NumPy int32 arrays: each sequence's pages drawn from a shuffled pool, the
+    first pages of each group of 4 consecutive sequences shared, poison past each sequence's pages."""
+    n, max_pages, num_pages = sizes["num_seqs"], sizes["max_pages"], sizes["num_pages"]
+    lens = context_lengths(sizes, rng)
+    pages = (lens + PAGE_SIZE - 1) // PAGE_SIZE
+    pool = _host(rng.permutation(num_pages)).astype(np.int64)
+    table = np.full((n, max_pages), POISON_PAGE, dtype=np.int64)
+    taken = 0
+
+    def take(count):
+        nonlocal taken
+        if taken + count > num_pages:
+            raise ValueError(f"paged_decode: the contexts need more than num_pages = {num_pages} pages")
+        chosen = pool[taken : taken + count]
+        taken += count
+        return chosen
+
+    for start in range(0, n, SHARE_GROUP):
+        group = range(start, min(start + SHARE_GROUP, n))
+        # Only full pages can be shared (a prefix's last token is not the end of anyone's context).
+        shared = min(MAX_SHARED_PAGES, *(int(lens[s]) // PAGE_SIZE for s in group)) if len(group) > 1 else 0
+        prefix = take(shared)
+        for s in group:
+            table[s, :shared] = prefix
+            table[s, shared : pages[s]] = take(int(pages[s]) - shared)
+    return lens.astype(np.int32), table.astype(np.int32)
+
+
+def make_inputs(sizes, rng, params):
+    xp = dtypes.xp_of(rng)
+    n, heads, kv_heads, num_pages = sizes["num_seqs"], sizes["heads"], sizes["kv_heads"], sizes["num_pages"]
+    lens, table = layout(sizes, rng)
+    q = dtypes.uniform(rng, (n, heads, HEAD_DIM), "float32")
+    q[LARGE_LOGIT_EVERY - 1 :: LARGE_LOGIT_EVERY] *= xp.float32(LARGE_LOGIT_SCALE)
+    cache_shape = (num_pages, PAGE_SIZE, kv_heads, HEAD_DIM)
+    k = dtypes.uniform(rng, cache_shape, "float32")
+    v = dtypes.uniform(rng, cache_shape, "float32")
+    # Garbage past each context in its last page (no other sequence owns those slots: shared pages are full).
+    tail = lens % PAGE_SIZE
+    for s in np.nonzero(tail)[0]:
+        page = int(table[s, lens[s] // PAGE_SIZE])
+        count = PAGE_SIZE - int(tail[s])
+        k[page, tail[s] :] = dtypes.uniform(rng, (count, kv_heads, HEAD_DIM), "float32", -TAIL_GARBAGE, TAIL_GARBAGE)
+        v[page, tail[s] :] = dtypes.uniform(rng, (count, kv_heads, HEAD_DIM), "float32", -TAIL_GARBAGE, TAIL_GARBAGE)
+    return {
+        "q": dtypes.bf16_from_f32(q),
+        "k_cache": dtypes.bf16_from_f32(k),
+        "v_cache": dtypes.bf16_from_f32(v),
+        "block_table": xp.asarray(table),
+        "context_lens": xp.asarray(lens),
+        "out": xp.empty((n, heads, HEAD_DIM), dtype=xp.uint16),
+    }
+
+
+def reference(inputs, sizes, params):
+    """Sequence by sequence, in float64: the context's K and V rows gathered through the block table."""
+    xp = dtypes.xp_of(inputs["q"])
+    heads, kv_heads = sizes["heads"], sizes["kv_heads"]
+    group = heads // kv_heads
+    scale = float(np.float32(params["scale"]))  # the kernel is given the scale as an FP32 value
+    lens = _host(inputs["context_lens"])
+    table = _host(inputs["block_table"])
+    q = dtypes.f32_from_bf16(inputs["q"]).astype(xp.float64)
+    k_cache, v_cache = inputs["k_cache"], inputs["v_cache"]
+    out = xp.empty(q.shape, dtype=xp.float64)
+    for s in range(sizes["num_seqs"]):
+        n = int(lens[s])
+        pages = xp.asarray(table[s, : (n + PAGE_SIZE - 1) // PAGE_SIZE].astype(np.int64))
+        # [tokens, kv_heads, 128] -> [kv_heads, tokens, 128], the first n tokens of the gathered pages
+        k = dtypes.f32_from_bf16(k_cache[pages]).reshape(-1, kv_heads, HEAD_DIM)[:n].astype(xp.float64)
+        v = dtypes.f32_from_bf16(v_cache[pages]).reshape(-1, kv_heads, HEAD_DIM)[:n].astype(xp.float64)
+        k, v = k.transpose(1, 0, 2), v.transpose(1, 0, 2)
+        qs = q[s].reshape(kv_heads, group, HEAD_DIM)
+        logits = scale * (qs @ k.transpose(0, 2, 1))  # [kv_heads, group, n]
+        weights = xp.exp(logits - logits.max(axis=2, keepdims=True))
+        out[s] = ((weights @ v) / weights.sum(axis=2, keepdims=True)).reshape(heads, HEAD_DIM)
+    return out
+
+
+def baseline(inputs, out, sizes, params, ctx):
+    """What a PyTorch serving loop without a paged kernel does: gather every sequence's max_pages pages (poison
+    entries clamped into the pool and masked) into a contiguous K and V, then masked SDPA, the G query heads of
+    each kv head taken as G query rows of one attention (GQA without repeating K and V). No host sync: the
+    gather covers max_pages whatever the longest context is. Returns its own output array."""
+    from kernels.problems import torch_bridge
+
+    torch = torch_bridge.torch()
+    n, heads, kv_heads, max_pages = sizes["num_seqs"], sizes["heads"], sizes["kv_heads"], sizes["max_pages"]
+    length = max_pages * PAGE_SIZE
+    with torch_bridge.on_current_stream():
+        q = torch_bridge.as_tensor(inputs["q"], "bfloat16").view(n, kv_heads, heads // kv_heads, HEAD_DIM)
+        k_cache = torch_bridge.as_tensor(inputs["k_cache"], "bfloat16")
+        v_cache = torch_bridge.as_tensor(inputs["v_cache"], "bfloat16")
+        table = torch_bridge.as_tensor(inputs["block_table"]).long().clamp_(0, sizes["num_pages"] - 1)
+        lens = torch_bridge.as_tensor(inputs["context_lens"])
+        # [n, max_pages, 16, kv_heads, 128] -> [n, kv_heads, max_pages * 16, 128]
+        k = k_cache[table].view(n, length, kv_heads, HEAD_DIM).transpose(1, 2)
+        v = v_cache[table].view(n, length, kv_heads, HEAD_DIM).transpose(1, 2)
+        mask = (torch.arange(length, device=lens.device)[None, :] < lens[:, None])[:, None, None, :]
+        o = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, scale=float(np.float32(params["scale"]))
+        )
+    return torch_bridge.as_cupy(o.reshape(n, heads, HEAD_DIM).contiguous())
