@@ -1,0 +1,71 @@
+// Known-bad (paged_decode): the naive kernel plus a prefetch one page ahead that reads the page past the last
+// page of each context. The block table holds a poison page index (2^30) there, so the load faults: an illegal
+// address even though the value read would be multiplied by 0. Verdict: runtime_error.
+#include <cuda_bf16.h>
+
+__device__ float block_reduce(float v, bool is_max, float* scratch) {
+    for (int o = 16; o > 0; o /= 2) {
+        const float w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = is_max ? fmaxf(v, w) : v + w;
+    }
+    __syncthreads();  // scratch may still be read from the previous reduction
+    if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = scratch[0];
+    for (int i = 1; i < blockDim.x / 32; ++i) v = is_max ? fmaxf(v, scratch[i]) : v + scratch[i];
+    return v;
+}
+
+extern "C" __global__ void paged_decode_naive(int num_seqs, int heads, int kv_heads, int max_pages, int page_size,
+                                              int head_dim, float scale, const __nv_bfloat16* q,
+                                              const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache,
+                                              const int* block_table, const int* context_lens, __nv_bfloat16* out,
+                                              float* workspace) {
+    __shared__ float qs[128];
+    __shared__ float scratch[32];
+    const int h = blockIdx.x, s = blockIdx.y, g = h / (heads / kv_heads), ctx = context_lens[s];
+    const size_t row = (size_t)kv_heads * head_dim;  // elements from one token to the next in a page
+    const int* pages = block_table + (size_t)s * max_pages;
+    float* scores = workspace + (size_t)(s * heads + h) * ((max_pages + 3) / 4 * 130);  // >= 16 * max_pages
+    for (int c = threadIdx.x; c < head_dim; c += blockDim.x)
+        qs[c] = __bfloat162float(q[((size_t)s * heads + h) * head_dim + c]);
+    __syncthreads();
+
+    float m = __int_as_float(0xff800000);  // -infinity
+    for (int j = threadIdx.x; j < ctx; j += blockDim.x) {
+        const __nv_bfloat16* k = k_cache + ((size_t)pages[j / page_size] * page_size + j % page_size) * row + g * head_dim;
+        // BUG: a prefetch of the same slot one page ahead, for a later step, with no check that that page is
+        // still in the context: on the last page it looks up the block table's entry past the sequence's pages.
+        // Folding it in with weight 0 changes no score; only the lookup is wrong.
+        const __nv_bfloat16* ahead =
+            k_cache + ((size_t)pages[j / page_size + 1] * page_size + j % page_size) * row + g * head_dim;
+        float dot = 0.0f * __bfloat162float(ahead[0]);
+        for (int c = 0; c < head_dim; ++c) dot = fmaf(qs[c], __bfloat162float(k[c]), dot);
+        scores[j] = dot * scale;
+        m = fmaxf(m, dot * scale);
+    }
+    m = block_reduce(m, true, scratch);
+    float l = 0.0f;
+    for (int j = threadIdx.x; j < ctx; j += blockDim.x) {
+        const float p = expf(scores[j] - m);
+        scores[j] = p;
+        l += p;
+    }
+    l = block_reduce(l, false, scratch);  // its __syncthreads also publish the p_j written above to the block
+
+    for (int c = threadIdx.x; c < head_dim; c += blockDim.x) {
+        float acc = 0.0f;
+        for (int j = 0; j < ctx; ++j) {
+            const __nv_bfloat16* v = v_cache + ((size_t)pages[j / page_size] * page_size + j % page_size) * row + g * head_dim;
+            acc = fmaf(scores[j], __bfloat162float(v[c]), acc);
+        }
+        out[((size_t)s * heads + h) * head_dim + c] = __float2bfloat16_rn(acc / l);
+    }
+}
+
+/* @plan
+[[launch]]
+kernel = "paged_decode_naive"
+grid = ["heads", "num_seqs"]
+block = [128]
+*/
