@@ -70,13 +70,14 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     # Issue 15's: the Hopper BF16 GEMM, TMA and wgmma far above the naive rung.
     assert ladder["bf16_gemm", "04_cluster_persistent.cu"].tflops > 500 > 10 > ladder["bf16_gemm", "01_naive.cu"].tflops
     call_command("load_demo")  # again: nothing doubles
-    assert ReferenceResult.objects.count() == 37 and Exercise.objects.count() == 28
-    # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside.
-    gemm = ("vector_add", "sgemm", "hgemm", "bf16_gemm")
-    beyond_gemm = {n: e.problem for n, e in exercises.items() if e.problem not in gemm}
+    assert ReferenceResult.objects.count() == 37 and Exercise.objects.count() == 33
+    # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside
+    # (and issue 16's paged decode on 55).
+    ladders = ("vector_add", "sgemm", "hgemm", "bf16_gemm", "attention")
+    beyond_gemm = {n: e.problem for n, e in exercises.items() if e.problem not in ladders}
     assert beyond_gemm == {
         19: "transpose", 26: "transpose", 27: "reduce_sum", 30: "prefix_sum", 31: "prefix_sum", 47: "gemv",
-        48: "swiglu", 49: "softmax", 50: "rmsnorm", 56: "fp8_quant", 57: "swiglu", 58: "gemv",
+        48: "swiglu", 49: "softmax", 50: "rmsnorm", 55: "paged_decode", 56: "fp8_quant", 57: "swiglu", 58: "gemv",
     }  # fmt: skip
     assert all(exercises[n].starter_name == "01_naive.cu" for n in beyond_gemm)
     assert exercises[50].starter_source == (KERNELS / "reference" / "rmsnorm" / "01_naive.cu").read_text()
@@ -88,6 +89,17 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
         assert exercises[n].starter_name == starter.name and exercises[n].starter_source == starter.read_text()
         assert exercises[n].reference_step == "bf16_gemm/04_cluster_persistent.cu" and exercises[n].arch == "sm_90a"
     assert exercises[61].starter_name == "03_warp_specialized.cu"
+    # Issue 16: the attention capsules climb the attention ladder (51 and 52 from the naive three-kernel plan, 53
+    # from the fused rung, 54 from the FA2 rung for sm_90a), the book's best rung beside; decode from its naive rung.
+    attention = {n: e for n, e in exercises.items() if e.problem == "attention"}
+    assert {n: e.starter_name for n, e in attention.items()} == {
+        51: "01_naive.cu", 52: "01_naive.cu", 53: "02_fused_online.cu", 54: "03_fa2.cu",
+    }  # fmt: skip
+    assert attention[53].starter_source == (KERNELS / "reference" / "attention" / "02_fused_online.cu").read_text()
+    assert all(e.reference_step == "attention/03_fa2.cu" for e in attention.values())
+    assert attention[54].arch == "sm_90a" and attention[53].arch == "sm_90" and attention[51].gpu_time_limit_s == 300
+    assert exercises[55].reference_step == "paged_decode/02_split_kv.cu"
+    assert exercises[55].starter_source == (KERNELS / "reference" / "paged_decode" / "01_naive.cu").read_text()
 
 
 def test_import_creates_updates_and_closes_exercises_idempotently(db, book):
