@@ -256,3 +256,26 @@ def test_every_known_bad_paged_decode_file_is_listed_with_its_verdict():
     assert {p.name for p in BAD.glob("paged_decode__*.cu")} == set(verdicts)
     # The page-past-context file reads block_table[s][last page + 1]: the poison entry every row has.
     assert "pages[j / page_size + 1]" in (BAD / "paged_decode__page_past_context.cu").read_text()
+
+
+class CupyLikeGenerator:
+    """NumPy's generator behind only the methods CuPy's Generator has (no permutation, shuffle or choice):
+    make_inputs runs on the GPU with cupy.random.default_rng."""
+
+    def __init__(self, seed):
+        self._rng = np.random.default_rng(seed)
+
+    def random(self, size=None, dtype=np.float64):
+        return self._rng.random(size, dtype=dtype)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64):
+        return self._rng.integers(low, high, size=size, dtype=dtype)
+
+    def standard_normal(self, size=None, dtype=np.float64):
+        return self._rng.standard_normal(size, dtype=dtype)
+
+
+def test_make_inputs_uses_only_what_cupys_generator_has():
+    shape = PROBLEM.tests[2]
+    inputs = MODULE.make_inputs(shape.sizes, CupyLikeGenerator(shape.seed), PROBLEM.params)
+    assert inputs["context_lens"].sum() == shape.sizes["tokens"]
