@@ -31,12 +31,14 @@ class JobFailed(Exception):
 
 def expected_of(problem: Problem, inputs: dict[str, cp.ndarray], sizes: dict[str, int]) -> Expected:
     """The reference of every output (float64 for tolerance outputs, the stored dtype for exact ones), shaped
-    like the outputs, with the norms errors are measured against (see `compare.expected_from`)."""
+    like the outputs, with the norms errors are measured against and, where the problem gives them, each
+    element's own scale (see `compare.expected_from`)."""
     module = problem.module()
     reference = module.reference(inputs, sizes, problem.params)
     magnitude = module.magnitude(inputs, sizes, problem.params) if hasattr(module, "magnitude") else None
+    element_scale = module.element_scale(inputs, sizes, problem.params) if hasattr(module, "element_scale") else None
     shapes = {name: inputs[name].shape for name in problem.outputs}
-    return expected_from(problem, reference, magnitude, sizes, shapes)
+    return expected_from(problem, reference, magnitude, sizes, shapes, element_scale)
 
 
 def expected_after(prepared: Prepared) -> Expected:

@@ -11,6 +11,8 @@ with CuPy):
     reference(inputs, sizes, params) -> dict[output, cupy array] | cupy array
         # float64 for outputs checked with a tolerance, the stored dtype for exact ones
     magnitude(inputs, sizes, params) -> the same shape(s), optional: |terms| where an output may cancel
+    element_scale(inputs, sizes, params) -> the same shape(s), optional: each element's own scale for the
+        element-wise test, where rms(reference) misjudges it (attention's causal rows; see compare.expected_from)
     baseline(inputs, outs, sizes, params, ctx) -> None | dict[output, cupy array]
         # the vendor library writing into `outs` (the array itself for one-output problems, else a dict),
         # or returning arrays of its own, which are then checked instead

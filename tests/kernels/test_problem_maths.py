@@ -22,7 +22,7 @@ from .conftest import BAD, read
 
 NEW = ["transpose", "reduce_sum", "prefix_sum", "softmax", "rmsnorm", "swiglu", "gemv", "fp8_quant"]
 ISSUE15 = ["bf16_gemm"]  # its bad files are checked in test_hopper_plans.py (kernels take tensor maps too)
-ISSUE16 = ["paged_decode"]  # its maths and bad-file checks are in test_paged_decode.py
+ISSUE16 = ["attention", "paged_decode"]  # their maths and mistakes: test_attention.py, test_paged_decode.py
 MANIFEST = tomllib.loads((BAD / "manifest.toml").read_text())["bad"]
 REFERENCE_RUNGS = Path(__file__).parents[2] / "kernels" / "reference"
 
