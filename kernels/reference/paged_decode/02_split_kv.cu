@@ -14,10 +14,11 @@
 // page get -inf scores and zeroed V; pages past the context are never looked up.
 // Plan: launch 1 grid (cdiv(max_pages, 32), kv_heads * cdiv(G, 4), num_seqs), 128 threads; launch 2 grid (heads,
 // num_seqs), 128 threads (one per output element).
-// Prediction: >= 80% of the copy roofline at the three benchmark shapes. Per page a warp issues about 900
-// instructions (256 + 256 FMAs at G = 4, 128 + 8 shuffles, 128 BF16 unpacks, 64 exp2) against ~480 SM cycles of
-// memory time for its 8 KB at ~4 TB/s over 132 SMs: issue about half busy; ~190 registers leave 2 blocks (8 warps,
-// up to 64 KB in flight) per SM, over the ~25 KB per SM that Little's law asks for. The workspace round trip
+// Prediction: >= 80% of the copy roofline at the three benchmark shapes. Per page a warp issues about 1300
+// instructions at G = 4 (SASS: 256 + 256 FMAs, 128 shuffles and their adds, 128 BF16 unpacks, 36 ex2, the online
+// softmax) against ~630 SM cycles of memory time for its 8 KB at 80% of ~4.3 TB/s over 132 SMs: the issue slots
+// about half busy. 168 registers leave 3 blocks (12 warps, up to 96 KB of loads in flight) per SM, far over the
+// ~25 KB per SM that Little's law asks for at ~800 ns of latency. The workspace round trip
 // (520 bytes per split and head, written and read) adds ~1.5% to the bytes; blocks past a short sequence's
 // context exit at once (half the grid at max_pages = 1024).
 // Measured: not yet.
@@ -47,6 +48,12 @@ __device__ __forceinline__ uint4 load_once(const void* p) {
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
     return v;
+}
+// 2^x in one MUFU instruction (exp2f adds a denormal-range fix-up around it); 2^-inf = +0.
+__device__ __forceinline__ float fast_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
 }
 __device__ __forceinline__ int partials_per_head(int max_pages) { return (max_pages + 3) / 4; }  // workspace room
 
@@ -85,6 +92,7 @@ __device__ __forceinline__ void split_block(int heads, int kv_heads, int max_pag
 #pragma unroll
         for (int t = 0; t < PS / 2; ++t) vr[t] = load_once(v_cache + base + (2 * t + half) * row);
 
+        const int valid = ctx - p * PS;  // tokens of this page inside the context (>= 1; < 16 on a last page only)
         float x[G][PS / 2];  // logits of tokens 2 t + half, then their weights
 #pragma unroll
         for (int t = 0; t < PS / 2; ++t) {
@@ -98,7 +106,6 @@ __device__ __forceinline__ void split_block(int heads, int kv_heads, int max_pag
                 x[g][t] = d;
             }
         }
-        const int valid = ctx - p * PS;  // tokens of this page inside the context (>= 1; < 16 on a last page)
 #pragma unroll
         for (int g = 0; g < G; ++g) {
             float page_max = __int_as_float(0xff800000);
@@ -106,31 +113,38 @@ __device__ __forceinline__ void split_block(int heads, int kv_heads, int max_pag
             for (int t = 0; t < PS / 2; ++t) {
 #pragma unroll
                 for (int o = 8; o > 0; o /= 2) x[g][t] += __shfl_xor_sync(0xffffffffu, x[g][t], o);  // within the half
-                if (2 * t + half >= valid) x[g][t] = __int_as_float(0xff800000);
+                if (valid < PS && 2 * t + half >= valid) x[g][t] = __int_as_float(0xff800000);
                 page_max = fmaxf(page_max, x[g][t]);
             }
             page_max = fmaxf(page_max, __shfl_xor_sync(0xffffffffu, page_max, 16));  // both halves
             const float m_new = fmaxf(m[g], page_max);  // finite: token 0 of the page is in the context
-            const float alpha = exp2f(m[g] - m_new);  // 0 on the first page (m = -inf)
+            const float alpha = fast_exp2(m[g] - m_new);  // 0 on the first page (m = -inf)
             m[g] = m_new;
             l[g] *= alpha;
 #pragma unroll
             for (int c = 0; c < 8; ++c) acc[g][c] *= alpha;
 #pragma unroll
             for (int t = 0; t < PS / 2; ++t) {
-                x[g][t] = exp2f(x[g][t] - m_new);  // 0 for masked tokens
+                x[g][t] = fast_exp2(x[g][t] - m_new);  // 0 for masked tokens
                 l[g] += x[g][t];
             }
+        }
+        // The last page (uniform over the warp): the slots past the context hold garbage; their weights are 0
+        // and their V is zeroed too (0 * NaN would be NaN). Done here, not before the scores: the select waits
+        // for the V loads.
+        if (valid < PS) {
+#pragma unroll
+            for (int t = 0; t < PS / 2; ++t)
+                if (2 * t + half >= valid) vr[t] = make_uint4(0u, 0u, 0u, 0u);
         }
 #pragma unroll
         for (int t = 0; t < PS / 2; ++t) {
             float vf[8];
             unpack8(vr[t], vf);
-            const bool in = 2 * t + half < valid;  // a slot past the context holds garbage: never multiply it in
 #pragma unroll
             for (int g = 0; g < G; ++g)
 #pragma unroll
-                for (int c = 0; c < 8; ++c) acc[g][c] = fmaf(x[g][t], in ? vf[c] : 0.0f, acc[g][c]);
+                for (int c = 0; c < 8; ++c) acc[g][c] = fmaf(x[g][t], vf[c], acc[g][c]);
         }
     }
     // The two halves share m: add their sums and accumulators; lanes 0..15 then hold the warp's 128 dimensions.
