@@ -15,6 +15,7 @@ def test_available():
         "fp8_quant",
         "gemv",
         "hgemm",
+        "paged_decode",
         "prefix_sum",
         "reduce_sum",
         "rmsnorm",
