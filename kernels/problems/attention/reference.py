@@ -73,13 +73,17 @@ def _attend(inputs, sizes, absolute):
     if absolute:
         v = xp.abs(v)
     seq, scale = sizes["seq"], 1.0 / math.sqrt(sizes["head_dim"])
-    future = xp.triu(xp.ones((seq, seq), dtype=bool), k=1) if sizes["causal"] else None
+    # Causal: -inf above the diagonal, 0 elsewhere, added in place (a boolean-mask assignment would gather the
+    # indices of half of seq^2 elements for every head).
+    penalty = None
+    if sizes["causal"]:
+        penalty = xp.where(xp.tri(seq, seq, k=0, dtype=bool), 0.0, -xp.inf)  # tri: j <= i
     out = xp.empty(q.shape, dtype=xp.float64)
     for head in range(q.shape[0]):
         scores = q[head] @ k[head].T
         scores *= scale
-        if future is not None:
-            scores[future] = -xp.inf
+        if penalty is not None:
+            scores += penalty
         scores -= scores.max(axis=1, keepdims=True)  # the diagonal is never masked: every row has a finite max
         p = xp.exp(scores, out=scores)
         out[head] = (p @ v[head]) / p.sum(axis=1, keepdims=True)
