@@ -1,14 +1,7 @@
-"""The book in a real browser: the free preview and the paywall, a subscriber's reading position,
-accessibility (axe-core) and screenshots at phone and desktop sizes.
+"""The book in a real browser: the free preview and the paywall, a subscriber's reading position and
+accessibility (axe-core). Screenshots at phone and desktop sizes, in both themes: test_screenshots.py."""
 
-Screenshots land in the test's tmp folder and, when SCREENSHOT_DIR is set, there as well:
-
-    SCREENSHOT_DIR=/tmp/shots .venv/bin/pytest tests/e2e/test_book_reader.py -q
-"""
-
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +11,7 @@ from apps.catalog.models import Capsule
 from apps.catalog.services import book_import
 from apps.reading.models import ReadingProgress
 from tests.conftest import LOCKED_SENTINELS
-from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in, wait_until_still
+from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in
 from tests.subscriptions.conftest import wait_for
 from tests.subscriptions.visitors import make_visitor
 
@@ -210,65 +203,3 @@ def test_the_landing_page_and_the_reader_have_no_serious_accessibility_violation
         close_without_goodbyes(context)
     found = [f"{where}: {problem}" for where, listed in problems.items() for problem in listed]
     assert not found, "axe-core found serious or critical violations:\n" + "\n".join(found)
-
-
-# --- (d) Screenshots at phone and desktop sizes --------------------------------------------------
-def test_screenshots_of_the_landing_page_and_the_reader(browser, live_server, demo_book, tmp_path):
-    subscriber = make_visitor("active")
-    capsule = long_locked_capsule()
-    folder = tmp_path / "screenshots"
-    folder.mkdir()
-    shots = []
-    for label, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
-        context = browser.new_context(viewport=viewport, color_scheme="light")
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-
-        page.goto(live_server.url + "/")
-        shots += shoot(page, folder, f"landing-{label}", full_page=True)
-        page.goto(live_server.url + capsule.get_absolute_url())
-        shots += shoot(page, folder, f"paywall-{label}")
-
-        sign_in(page, live_server.url, subscriber.email)
-        page.goto(live_server.url + capsule.get_absolute_url())
-        page.wait_for_load_state("load")
-        shots += shoot(page, folder, f"reader-{label}")
-        page.locator("#capsule-body .code-block").first.scroll_into_view_if_needed()
-        shots += shoot(page, folder, f"reader-code-{label}")
-        page.locator("#capsule-body figure").first.scroll_into_view_if_needed()
-        shots += shoot(page, folder, f"reader-figure-{label}")
-        page.emulate_media(color_scheme="dark")
-        shots += shoot(page, folder, f"reader-figure-dark-{label}")
-        page.emulate_media(color_scheme="light")
-        shots += shoot(page, folder, f"reader-full-{label}", full_page=True)
-
-        # On a phone the book contents are one closed line above the capsule; on a desktop a sidebar.
-        nav = page.locator(".reader-nav__details")
-        if label == "phone":
-            expect(nav).not_to_have_attribute("open", "")
-            page.get_by_text("Book contents").click()
-            expect(nav.locator("[aria-current=page]")).to_be_visible()
-            page.evaluate("window.scrollTo({top: 0, behavior: 'instant'})")
-            shots += shoot(page, folder, f"reader-contents-open-{label}")
-        else:
-            expect(nav).to_have_attribute("open", "")
-            expect(nav.locator("[aria-current=page]")).to_be_in_viewport()
-        close_without_goodbyes(context)
-
-    for path in shots:
-        assert path.stat().st_size > 10_000, f"{path.name} looks blank"
-    if os.environ.get("SCREENSHOT_DIR"):
-        target = Path(os.environ["SCREENSHOT_DIR"])
-        target.mkdir(parents=True, exist_ok=True)
-        for path in shots:
-            shutil.copy(path, target / path.name)
-
-
-def shoot(page, folder: Path, name: str, *, full_page: bool = False) -> list[Path]:
-    """One screenshot, after checking that nothing makes the page scroll sideways."""
-    wait_until_still(page)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0, f"{name}: the page is {overflow}px wider than the viewport"
-    path = folder / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
-    return [path]
