@@ -17,6 +17,12 @@ def test_the_capsule_preview_follows_the_typing_before_anything_is_saved(page, l
 
     frame = page.frame_locator("iframe.capsule-preview")
     expect(frame.locator(".prose.capsule__body")).to_contain_text("Warp tiles sit between blocks and threads.")
+    # Not cut off (issue 17): the preview takes the form's whole width, like the Markdown it shows, and is tall
+    # enough to read in; what does not fit scrolls inside it.
+    preview = page.locator("iframe.capsule-preview").bounding_box()
+    markdown = page.locator("textarea[name=body]").bounding_box()
+    assert preview["width"] >= 0.95 * markdown["width"], (preview, markdown)
+    assert preview["height"] >= 0.6 * page.viewport_size["height"], preview
     # The outline is lines to edit, not JSON.
     expect(page.locator("textarea[name=outline]")).not_to_have_value("[")
 
