@@ -4,6 +4,8 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from apps.accounts.validators import validate_public_name
+
 
 class UserManager(BaseUserManager):
     use_in_migrations = True
@@ -37,7 +39,13 @@ class User(AbstractBaseUser, PermissionsMixin):
     """A reader. The email address is the login; there is no username."""
 
     email = models.EmailField("email address", max_length=254, unique=True)
-    name = models.CharField("name", max_length=150, blank=True, help_text="Shown on reviews and leaderboards.")
+    name = models.CharField(
+        "public name",
+        max_length=150,
+        blank=True,
+        validators=[validate_public_name],  # caps it well below the column's width
+        help_text="Shown on reviews and leaderboards; when blank, an anonymous handle such as “Reader 4821”.",
+    )
     is_staff = models.BooleanField("staff status", default=False, help_text="Can sign in to the admin site.")
     is_active = models.BooleanField("active", default=True)
     date_joined = models.DateTimeField("date joined", default=timezone.now)
@@ -61,7 +69,10 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     @property
     def display_name(self) -> str:
-        return self.name or self.email.split("@", 1)[0]
+        """What other readers see (apps.accounts.selectors.public_name): never a part of the email."""
+        from apps.accounts.selectors import public_name
+
+        return public_name(self)
 
     def get_full_name(self) -> str:
         return self.name

@@ -4,6 +4,7 @@ from django.utils import timezone
 
 from apps.accounts.deletion import users_deleting
 from apps.accounts.models import User
+from apps.accounts.validators import public_name_clean, validate_public_name
 
 
 @transaction.atomic
@@ -19,3 +20,12 @@ def users_delete(*, users) -> int:
 def sessions_clear_expired() -> int:
     deleted, _ = Session.objects.filter(expire_date__lt=timezone.now()).delete()
     return deleted
+
+
+def user_public_name_set(*, user: User, name: str) -> User:
+    """The name other readers see; blank for the anonymous handle. Refuses what the rules refuse
+    (apps.accounts.validators), whichever caller sends it."""
+    validate_public_name(name)
+    user.name = public_name_clean(name)
+    user.save(update_fields=["name"])
+    return user

@@ -4,6 +4,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from apps.accounts.models import User
+from apps.accounts.selectors import anonymous_handle
 from apps.demo.data import DEMO_PASSWORD, DEMO_READERS, demo_accounts_ensure
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +57,7 @@ def test_user_manager_normalises_and_guards_superusers():
     user = User.objects.create_user("Mixed.Case@Example.ORG", "pw-long-enough-123")
     assert user.email == "mixed.case@example.org"
     assert User.objects.get_by_natural_key("MIXED.case@example.org") == user
-    assert user.display_name == "mixed.case"
+    # Issue 20: no name chosen, no part of the address shown (it showed "mixed.case").
+    assert user.display_name == anonymous_handle(user.pk) and "mixed" not in user.display_name.lower()
     with pytest.raises(ValueError):
         User.objects.create_superuser("boss@example.org", "pw-long-enough-123", is_staff=False)

@@ -15,6 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
 
+from apps.accounts.selectors import anonymous_handle
 from apps.catalog.models import Capsule
 from apps.submissions import services
 from apps.submissions.models import Exercise, GpuWorker, ReferenceResult, Submission
@@ -602,6 +603,15 @@ def test_the_leaderboard_ranks_each_readers_best_counting_result(locked_exercise
     assert "Carol" not in client.get("/capsules/locked-two/leaderboard/").content.decode()
     assert client.get("/capsules/locked-two/leaderboard/", {"gpu": "nope"}).status_code == 404
     assert client.get("/capsules/locked-three/leaderboard/").status_code == 404
+
+
+def test_the_leaderboard_names_readers_by_public_name_or_handle_never_by_email(locked_exercise, subscriber):
+    # Issue 20: it showed the part of the address before the @ of readers who set no name.
+    unnamed = make_visitor("active", name="", email="jane.secret@example.org")
+    finished_row(unnamed, locked_exercise, 4.0)
+    body = client_for(subscriber).get("/capsules/locked-two/leaderboard/").content.decode()
+    assert "jane.secret" not in body and "jane" not in body.lower()
+    assert re.search(rf'<td class="num">1</td>\s*<td>{anonymous_handle(unnamed.pk)}', body)
 
 
 def test_the_leaderboard_takes_the_same_queries_for_many_readers(

@@ -5,17 +5,16 @@ from datetime import datetime
 from django import template
 from django.utils import timezone
 
+from apps.accounts.selectors import public_name
 from apps.reviews.models import STARS, ReviewReport
 
 register = template.Library()
 
-ANONYMOUS_NAME = "A reader"
-
 
 @register.filter
 def reviewer_name(user) -> str:
-    """The profile name, never the email address (not even its local part)."""
-    return (getattr(user, "name", "") or "").strip() or ANONYMOUS_NAME
+    """The reader's public name or anonymous handle, never the email address (not even its local part)."""
+    return public_name(user)
 
 
 @register.filter
