@@ -264,8 +264,7 @@ def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission
             "time_ms",
             "gpu_name",
             "review",
-            "user__name",
-            "user__email",
+            "user__name",  # the public name (accounts.selectors.public_name): the address is not needed
         )
         .order_by(F("grade_value").desc(), "created_at")
     )

@@ -202,10 +202,16 @@ def _is_uuid(value) -> bool:
 @login_required
 @private_page
 def leaderboard(request, slug):
+    """Follows the capsule's access rule: a reader who may not read the capsule gets what its page
+    gives them (its public title and the offer to subscribe), not the ranking of those who may."""
     capsule = catalog.capsule_get(slug)
     exercise = selectors.exercise_of(capsule)
     if exercise is None:
         raise Http404("No exercise here")
+    if not can_read(request.user, capsule):
+        return render(
+            request, "submissions/leaderboard.html", {"capsule": capsule, "book": capsule.book, "locked": True}
+        )
     kinds = selectors.leaderboard_kinds(exercise)
     gpu_kind = request.GET.get("gpu") or selectors.default_gpu_kind()
     if gpu_kind not in kinds:

@@ -56,6 +56,49 @@ def test_the_locked_page_teases_and_points_to_subscribe_or_shows_the_body(mini_b
         assert ("/accounts/login/" in body) == (kind == "anonymous")
 
 
+LEADER_NAME = "SENTINEL-LEADER"
+
+
+@pytest.mark.parametrize("kind", VISITOR_KINDS)
+def test_a_locked_capsules_leaderboard_answers_like_the_capsule(mini_book, kind):
+    # Issue 20: the leaderboard ranked a locked exercise's readers for anyone signed in.
+    from apps.submissions.models import Exercise, Submission
+    from apps.submissions.selectors import default_gpu_kind
+    from tests.subscriptions.visitors import make_visitor
+
+    capsule = mini_book.capsules.get(slug="locked-two")
+    exercise = Exercise.objects.create(
+        capsule=capsule, problem="sgemm", title="Naive SGEMM", statement="Multiply.", starter_name="01_naive.cu"
+    )
+    Submission.objects.create(
+        user=make_visitor("active", name=LEADER_NAME),
+        exercise=exercise,
+        source="// kernel",
+        source_sha256="0" * 64,
+        gpu_kind=default_gpu_kind(),
+        arch="sm_90",
+        status=Submission.Status.PASSED,
+        verdict="accepted",
+        pct_of_baseline=42.0,
+        time_ms=1.0,
+    )
+    client = client_for(kind)
+    response = client.get("/capsules/locked-two/leaderboard/")
+    if kind == "anonymous":  # signed-in readers only, like every progress page
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+        return
+    capsule_page = client.get("/capsules/locked-two/").content.decode()
+    body = response.content.decode()
+    assert response.status_code == 200
+    if kind in MAY_READ_LOCKED:
+        assert LEADER_NAME in body and "This capsule is for subscribers" not in capsule_page
+    else:
+        assert LEADER_NAME not in body and "42" not in body and "Naive SGEMM" not in body
+        # The same answer as the capsule's page: its paywall, pointing to the plans.
+        assert "This capsule is for subscribers" in body and "This capsule is for subscribers" in capsule_page
+        assert "/pricing/" in body
+
+
 @pytest.mark.parametrize("kind", ["anonymous", "free", "past_due_expired", "canceled"])
 def test_locked_figures_are_not_found_for_visitors_without_access(mini_book, kind):
     assert client_for(kind).get("/capsules/locked-two/figures/02-secret.svg").status_code == 404
