@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "allauth.socialaccount.providers.github",
     "django_htmx",
+    "csp",  # django-csp: the Content-Security-Policy header (CONTENT_SECURITY_POLICY below)
     "django_ace",  # the submission editor: Ace and its widget script, served as static files
     # By floor (tests/test_layers.py): an app imports only apps on the floors below it.
     "apps.accounts",
@@ -59,6 +60,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "apps.accounts.middleware.htmx_sign_in_redirect",
@@ -264,6 +266,31 @@ CSRF_COOKIE_HTTPONLY = True  # htmx sends the token from the page (base.html), n
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+
+# Content-Security-Policy on every response (django-csp 4). No template has an inline <script> or an on*= handler
+# (tests/config/test_csp.py keeps it so), so scripts come only from this site, without nonces: a nonce differs per
+# response and would stop anonymous pages being cached whole (config/caching.py).
+# Styles allow 'unsafe-inline', the one loosening, because two things need it: the kernel editor (Ace) injects its
+# stylesheets and themes as <style> elements from its own script at run time, which neither 'self' nor a nonce can
+# admit without patching Ace; and the rating bars and stars carry their data as style="--share: 40%" custom
+# properties. Inline style cannot run script, and script-src stays strict.
+# form-action: checkout and the customer portal answer a form post with a 303 to Stripe, and browsers apply
+# form-action to where the form's redirects lead as well.
+STRIPE_FORM_HOSTS = ["https://checkout.stripe.com", "https://billing.stripe.com"]
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'", *STRIPE_FORM_HOSTS],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+    }
+}
 
 # --- Celery ------------------------------------------------------------------------------
 # Queues (DESIGN.md): default work, NVRTC compiles on CPU nodes, and one queue per GPU kind.

@@ -35,8 +35,50 @@ def browser():
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            watch_for_csp_violations(browser)
             yield browser
             browser.close()
+
+
+# What Chromium reported as blocked by the Content-Security-Policy during the current test, in any page or frame
+# of any context the test opened (the `page` fixture's or its own browser.new_context()).
+CSP_VIOLATIONS: list[str] = []
+
+
+def _record_csp_violation(message):
+    # Chromium reports each blocked script, style, frame, form target... as a console error saying
+    # "... because it violates the following Content Security Policy directive: ...".
+    if "Content Security Policy" in message.text:
+        CSP_VIOLATIONS.append(f"{message.text} (at {message.location.get('url', '?')})")
+
+
+def watch_for_csp_violations(browser):
+    """Every context this browser opens listens to its pages' consoles (frames included)."""
+    new_context = browser.new_context
+
+    def new_context_watched(*args, **kwargs):
+        context = new_context(*args, **kwargs)
+        context.on("console", _record_csp_violation)
+        return context
+
+    def new_page_watched(*args, **kwargs):
+        # Browser.new_page makes its own context without going through new_context.
+        context = new_context_watched(*args, **kwargs)
+        page = context.new_page()
+        page.on("close", lambda _page: context.close())
+        return page
+
+    browser.new_context = new_context_watched
+    browser.new_page = new_page_watched
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violations():
+    """Every browser test also proves that the site's policy (config/settings/base.py) blocks nothing it uses."""
+    CSP_VIOLATIONS.clear()
+    yield
+    violations, CSP_VIOLATIONS[:] = list(CSP_VIOLATIONS), []
+    assert violations == [], "the Content-Security-Policy blocked:\n" + "\n".join(violations)
 
 
 class RequestsInFlight:

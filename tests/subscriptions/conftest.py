@@ -2,6 +2,7 @@
 localstripe server, a real Celery worker, and signed webhook deliveries."""
 
 import contextlib
+import copy
 import importlib.util
 import json
 import shutil
@@ -13,6 +14,7 @@ import time
 import pytest
 import requests
 from celery.contrib.testing.worker import start_worker
+from django.conf import settings
 from django.test import override_settings
 from django.urls import reverse
 
@@ -27,12 +29,17 @@ PRICE_YEARLY = "price_yearly_test"
 
 
 def stripe_settings(api_base: str, **extra):
+    # The stub also stands in for checkout.stripe.com and billing.stripe.com (its Checkout and Portal pages): the
+    # Content-Security-Policy lets a form's redirect lead there, as it lets one lead to Stripe's own hosts.
+    policy = copy.deepcopy(settings.CONTENT_SECURITY_POLICY)
+    policy["DIRECTIVES"]["form-action"] = [*policy["DIRECTIVES"]["form-action"], api_base]
     return override_settings(
         STRIPE_SECRET_KEY=SECRET_KEY,
         STRIPE_WEBHOOK_SECRET=WEBHOOK_SECRET,
         STRIPE_PRICE_MONTHLY=PRICE_MONTHLY,
         STRIPE_PRICE_YEARLY=PRICE_YEARLY,
         STRIPE_API_BASE=api_base,
+        CONTENT_SECURITY_POLICY=policy,
         **extra,
     )
 
