@@ -7,6 +7,7 @@ its paragraph promoted to a numbered <figure>. The result is sanitised once more
 an explicit allowlist, so a bug in any plugin still cannot emit script.
 """
 
+import functools
 import html
 import re
 from collections.abc import Callable
@@ -172,6 +173,14 @@ ALLOWED_ATTRIBUTES = {
 
 
 def _highlight(code: str, lang: str, _attrs) -> str:
+    return _highlighted(code, lang)
+
+
+# Highlighting and maths conversion are pure and take most of a render: a book import renders each capsule twice
+# (read_book checks it, capsule_render stores it) and _check_maths converts every formula before the render does.
+# Memoised, the second conversion of the same text is free, and so is re-importing an unchanged book in one process.
+@functools.lru_cache(maxsize=4096)
+def _highlighted(code: str, lang: str) -> str:
     try:
         lexer = get_lexer_by_name(lang or "text")
     except ClassNotFound:
@@ -196,8 +205,13 @@ def highlight_lines(code: str, lang: str) -> list[str]:
     return lines
 
 
+@functools.lru_cache(maxsize=16384)
+def _converted(latex: str, display: str) -> str:
+    return latex_to_mathml(latex, display=display)
+
+
 def _mathml(latex: str, *, display: bool) -> str:
-    mathml = latex_to_mathml(latex, display="block" if display else "inline")
+    mathml = _converted(latex, "block" if display else "inline")
     # latex2mathml has no alttext option; the LaTeX is the accessible (and e-reader) fallback.
     return mathml.replace("<math ", f'<math alttext="{html.escape(latex.strip(), quote=True)}" ', 1)
 
@@ -243,7 +257,7 @@ def _check_maths(tokens: list[Token]) -> None:
         for candidate in candidates:
             if candidate.type.startswith("math_"):
                 try:
-                    latex_to_mathml(candidate.content)
+                    _converted(candidate.content, "block" if candidate.type != "math_inline" else "inline")
                 except Exception as error:  # latex2mathml raises plain exceptions of several kinds
                     raise ContentError(
                         f"cannot render the maths {candidate.content.strip()[:60]!r}: {error}", line
