@@ -1,6 +1,7 @@
 """Full-text search of the published capsules, the same on both databases the site runs on.
 
-PostgreSQL (production, tests) uses its own full-text search with the `english` configuration;
+PostgreSQL (production, tests) uses its own full-text search with the `english` configuration, on
+stored, GIN-indexed vectors (apps/reading/fts_postgres.py);
 SQLite (the `make run` default) uses its FTS5 index with the Porter stemmer (apps/reading/fts_sqlite.py).
 Both stem ("coalesced" finds "coalescing"), rank titles above summaries above bodies, mark the
 matched words with <mark> and quote whole words around them.
@@ -18,16 +19,23 @@ out again for each database from words only, so that no operator of FTS5 or tsqu
 import re
 from dataclasses import dataclass
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank, SearchVector
+from allauth.core.internal.ratelimit import get_ip
+from django.conf import settings
+from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 from django.db import connection
 from django.utils.html import escape
 
+from apps.accounts.ratelimit import rate_allows
 from apps.catalog.models import Capsule
+from apps.reading.fts_postgres import SEARCH_DOCUMENT, SEARCH_PUBLIC, StoredVector
 from apps.reading.fts_sqlite import FTS_TABLE, PUBLIC_FTS_TABLE
 from apps.reading.policy import readable_capsules
 
 SEARCH_RESULTS_LIMIT = 30
-QUERY_MAX_CHARS = 200
+QUERY_MAX_CHARS = 200  # the search form refuses longer queries with a message; parse_query cuts them anyway
+# Searches per client (a signed-in reader, else an address) and window in seconds: a person reading the
+# book searches far less; a script hammering the full-text index is slowed to this.
+SEARCH_RATE = (30, 60)
 # About 25 words around the first match; PostgreSQL may join two fragments of a long body.
 SNIPPET_WORDS = 25
 
@@ -184,6 +192,20 @@ def _choose_snippet(body: str | None, summary: str) -> str:
 # --- the search --------------------------------------------------------------------------------
 
 
+def search_rate() -> tuple[int, int]:
+    """(searches, window in seconds): SEARCH_RATE, or settings.READING_SEARCH_RATE where set."""
+    return getattr(settings, "READING_SEARCH_RATE", SEARCH_RATE)
+
+
+def search_rate_allows(request) -> bool:
+    """One more search for this client within search_rate(). Signed-in readers count on their own;
+    others by address (allauth's get_ip, which knows the trusted proxies)."""
+    limit, window_s = search_rate()
+    user = request.user
+    client = f"user:{user.pk}" if user.is_authenticated else f"ip:{get_ip(request)}"
+    return rate_allows(f"search:{client}", limit=limit, window_s=window_s)
+
+
 def capsule_search(user, query: str) -> list[SearchHit]:
     """Published capsules matching `query`, best first (at most SEARCH_RESULTS_LIMIT)."""
     groups = parse_query(query)
@@ -222,13 +244,13 @@ def _title_headline(search_query: SearchQuery) -> SearchHeadline:
 def _search_postgres(readable, locked, groups) -> list[tuple[float, SearchHit]]:
     """(sort key, hit) pairs; the key is the negated rank, so that sorting puts the best first."""
     search_query = SearchQuery(_websearch_text(groups), search_type="websearch", config="english")
-    public_vector = SearchVector("title", weight="A", config="english") + SearchVector(
-        "summary", weight="B", config="english"
-    )
-    full_vector = public_vector + SearchVector("body_text", weight="C", config="english")
+    # Stored and GIN-indexed (apps/reading/fts_postgres.py): the body's vector for readable capsules,
+    # the title's and summary's alone for the others.
+    public_vector = StoredVector(SEARCH_PUBLIC)
+    full_vector = StoredVector(SEARCH_DOCUMENT)
     readable_hits = (
         readable.select_related("part")
-        .annotate(document=full_vector)
+        .alias(document=full_vector)
         .filter(document=search_query)
         .annotate(
             rank=SearchRank(full_vector, search_query),
@@ -241,7 +263,7 @@ def _search_postgres(readable, locked, groups) -> list[tuple[float, SearchHit]]:
     locked_hits = (
         locked.select_related("part")
         .defer(*_BODY_FIELDS)
-        .annotate(document=public_vector)
+        .alias(document=public_vector)
         .filter(document=search_query)
         .annotate(
             rank=SearchRank(public_vector, search_query),

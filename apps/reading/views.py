@@ -8,12 +8,13 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from apps.accounts.ratelimit import seconds_left_in_window
 from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
-from apps.reading.search import capsule_search
+from apps.reading.search import capsule_search, search_rate, search_rate_allows
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -88,8 +89,21 @@ def complete(request, slug):
 @require_GET
 @private_page
 def search(request):
+    """A too-long query is refused with the reason (400); a client past its rate gets the same page,
+    saying when to try again (429). Neither reaches the database."""
     form = SearchForm(request.GET)
-    query = form.cleaned_data["q"] if form.is_valid() else ""
+    if not form.is_valid():
+        return render(request, "reading/search.html", {"form": form, "query": "", "hits": []}, status=400)
+    query = form.cleaned_data["q"]
+    if query and not search_rate_allows(request):
+        response = render(
+            request,
+            "reading/search.html",
+            {"form": form, "query": query, "hits": [], "limited": True},
+            status=429,
+        )
+        response["Retry-After"] = str(seconds_left_in_window(search_rate()[1]))
+        return response
     return render(
         request,
         "reading/search.html",
