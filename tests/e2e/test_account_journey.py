@@ -16,6 +16,7 @@ def test_sign_up_verify_from_the_outbox_log_out_and_log_back_in(page, live_serve
     page.get_by_role("link", name="Sign up").first.click()
 
     page.fill("input[name=email]", "ada@example.org")
+    page.get_by_label("Public name (optional)").fill("Ada L.")  # issue 20: the name shown to others
     page.fill("input[name=password1]", PASSWORD)
     page.fill("input[name=password2]", PASSWORD)
     page.locator("main form button[type=submit]").click()
@@ -28,6 +29,8 @@ def test_sign_up_verify_from_the_outbox_log_out_and_log_back_in(page, live_serve
 
     assert EmailAddress.objects.get(email="ada@example.org").verified
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()  # signed in by confirming
+    assert User.objects.get(email="ada@example.org").name == "Ada L."
+    expect(page.locator(".account-nav__user")).to_have_text("Ada L.")
 
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("link", name="Sign in").first).to_be_visible()
