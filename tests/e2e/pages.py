@@ -1,5 +1,7 @@
 """What the browser tests do on many pages: sign in through the real form, and ask axe-core for problems."""
 
+import time
+
 from playwright.sync_api import expect
 
 from tests.factories import PASSWORD
@@ -43,8 +45,20 @@ def wait_until_still(page) -> None:
     """Until no animation or transition that ends is running (hover fades, a colour-scheme switch, the
     resume notice; endless ones such as the editor's blinking cursor never settle, so they do not
     count): what a screenshot or a check then sees is what the page settles on."""
-    page.wait_for_function(
+    wait_until_true(
+        page,
         """() => document.getAnimations().every(
             a => a.playState !== "running" || a.effect.getComputedTiming().endTime === Infinity
-        )"""
+        )""",
     )
+
+
+def wait_until_true(page, function: str, timeout_s: float = 15.0, interval_s: float = 0.05) -> None:
+    """page.wait_for_function, polled from here: Playwright's own polling evaluates the predicate with the page's
+    eval(), which the site's Content-Security-Policy (script-src 'self', no 'unsafe-eval') refuses, while
+    page.evaluate goes through the DevTools protocol and is not subject to it."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(function):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout_s} s: {function}")
+        time.sleep(interval_s)

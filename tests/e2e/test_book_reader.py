@@ -11,7 +11,7 @@ from apps.catalog.models import Capsule
 from apps.catalog.services import book_import
 from apps.reading.models import ReadingProgress
 from tests.conftest import LOCKED_SENTINELS
-from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in
+from tests.e2e.pages import axe_problems, close_without_goodbyes, sign_in, wait_until_true
 from tests.subscriptions.conftest import wait_for
 from tests.subscriptions.visitors import make_visitor
 
@@ -144,7 +144,7 @@ def test_a_subscriber_resumes_a_long_locked_capsule_where_they_left_off(page, li
     expect(notice).to_contain_text(f"Resumed where you left off ({round(left_at * 100)}%)")
     page.wait_for_load_state("load")
     # The figures above the place have arrived (the reader loads them at once and keeps the place).
-    page.wait_for_function("[...document.querySelectorAll('#capsule-body img')].every(img => img.complete)")
+    wait_until_true(page, "() => [...document.querySelectorAll('#capsule-body img')].every(img => img.complete)")
     assert reading_position(page) == pytest.approx(left_at, abs=0.02)
     assert page.evaluate("window.scrollY") == pytest.approx(
         left_at_y, abs=0.02 * page.evaluate("document.documentElement.scrollHeight")
