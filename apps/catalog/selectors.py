@@ -1,6 +1,6 @@
 """Reads of the book. Query counts stay constant in the number of parts and capsules."""
 
-from django.db.models import Prefetch
+from django.db.models import Count, Max, Prefetch
 from django.http import Http404
 
 from apps.catalog.models import Book, Capsule, Part
@@ -49,3 +49,11 @@ def capsule_neighbours(parts: list[Part], capsule: Capsule) -> tuple[Capsule | N
     if index is None:
         return None, None
     return (ordered[index - 1] if index > 0 else None), (ordered[index + 1] if index + 1 < len(ordered) else None)
+
+
+def public_version() -> tuple:
+    """What changes whenever the book as the public sees it changes: an import or an edit (the book's revision and
+    time, every capsule's last save, a capsule added or removed). Part of config.caching's public page version."""
+    books = Book.objects.aggregate(revision=Max("revision"), changed=Max("updated_at"), count=Count("id"))
+    capsules = Capsule.objects.aggregate(changed=Max("updated_at"), revision=Max("revision"), count=Count("id"))
+    return tuple(books.values()) + tuple(capsules.values())

@@ -10,11 +10,13 @@ from apps.catalog import selectors as catalog
 from apps.reading.panels import book_progress, progress_panel
 from apps.reviews.panels import reviews_block
 from apps.submissions.panels import exercise_panel, ladders_panel
+from config.caching import public_when_anonymous
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
 
 
+@public_when_anonymous
 def landing(request):
     book = catalog.book_get()
     parts = catalog.book_parts_with_capsules(book)

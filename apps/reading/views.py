@@ -15,19 +15,20 @@ from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
+from config.caching import make_private, public_when_anonymous
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
 
 
 @require_GET
-@private_page
+@public_when_anonymous
 def capsule(request, slug):
     capsule = catalog.capsule_get(slug)
     parts = catalog.book_parts_with_capsules(capsule.book)
     previous, following = catalog.capsule_neighbours(parts, capsule)
     readable = can_read(request.user, capsule)
-    return render(
+    response = render(
         request,
         "reading/capsule.html",
         {
@@ -41,6 +42,10 @@ def capsule(request, slug):
             "progress": selectors.progress_get(request.user, capsule) if readable else None,
         },
     )
+    if not capsule.is_free:
+        # A locked capsule's page depends on who asks (the text, or the offer to subscribe): never shared.
+        make_private(response)
+    return response
 
 
 @require_GET

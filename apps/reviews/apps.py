@@ -14,6 +14,12 @@ class ReviewsConfig(AppConfig):
         account_content_register(Review)
         users_deleting.connect(_users_deleting, dispatch_uid="reviews.users_deleting")
 
+        from apps.reviews.selectors import public_version
+        from config.caching import public_version_source
+
+        # The landing and reviews pages show reviews: their cached copies follow them (config/caching.py).
+        public_version_source(public_version)
+
 
 def _users_deleting(sender, *, users, **kwargs):
     from apps.reviews.services import user_reviews_delete

@@ -10,7 +10,7 @@ from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from apps.catalog.models import Book
 from apps.reading.models import ReadingProgress
@@ -146,3 +146,14 @@ def reviews_summary(book: Book, user) -> ReviewsSummary:
         eligibility=review_eligibility(user, book) if authenticated else Eligibility.SIGN_IN,
         distribution=star_distribution(rating),
     )
+
+
+def public_version() -> tuple:
+    """What changes whenever the public sees other reviews: one written, edited, moderated or deleted (every write
+    rewrites the book's rating row; a deletion also lowers the count). Part of config.caching's public page
+    version."""
+    reviews = Review.objects.aggregate(
+        count=Count("id"), last=Max("id"), edited=Max("edited_at"), moderated=Max("moderated_at")
+    )
+    ratings = BookRating.objects.aggregate(changed=Max("updated_at"))
+    return tuple(reviews.values()) + tuple(ratings.values())

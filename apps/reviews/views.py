@@ -22,6 +22,7 @@ from apps.reviews import selectors, services
 from apps.reviews.forms import ReportForm, ReviewForm
 from apps.reviews.models import Review
 from apps.reviews.panels import reviews_block
+from config.caching import public_when_anonymous
 
 # Pages carry the visitor's own review, forms and CSRF tokens: never kept by shared caches.
 private_page = cache_control(private=True, no_store=True)
@@ -90,7 +91,7 @@ def _invalid(request, book, form):
 
 
 @require_GET
-@private_page
+@public_when_anonymous
 def review_list(request):
     book = catalog.book_get()
     sort = request.GET.get("sort", "newest")

@@ -25,6 +25,7 @@ from apps.subscriptions.errors import (
     WebhookRejected,
 )
 from apps.subscriptions.services import standin_pages
+from config.caching import public_when_anonymous
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ def _log_unconfigured_once() -> None:
 
 
 @require_safe
+@public_when_anonymous
 def pricing(request):
     configured = selectors.stripe_is_configured()
     if not configured:

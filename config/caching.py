@@ -1,0 +1,148 @@
+"""HTTP caching that fits a book site (issue 20).
+
+The rule, in one place: a page is shared-cacheable only when all of these hold, and `private, no-store` otherwise
+(as every page was before):
+
+- the view opted in with @public_when_anonymous (the landing page, pricing, the reviews page, a capsule);
+- the request is an anonymous GET or HEAD with no session or messages cookie (a visitor with a session may have
+  a flash message or a half-finished sign-in waiting; their page is theirs);
+- the answer is a plain 200 that sets no cookie, did not use the CSRF token (base.html leaves the per-visitor
+  token out of such pages; a page that needs one, a form, is not shared), did not write the session, and carries
+  no Cache-Control of the view's own (a locked capsule declares itself private).
+
+Such a page is answered `public, max-age=60` with `Vary: Cookie, HX-Request` (the signed-in reader sends a session
+cookie, so no cache in between hands them the anonymous copy, nor an htmx fragment for a page) and a strong ETag,
+and is rendered once per public version: Django's cache keeps the body under a key holding the version, so a new
+revision, a new review or a moderation takes effect on the next request, and an If-None-Match for the current
+body is answered 304 without rendering. Only the plain address is kept (no query string), so that no client can fill
+the cache with made-up variants. The version is read from the data each time (a few aggregate queries, see
+the sources that apps register from their AppConfig.ready), so no write path has to remember to invalidate
+anything. What no source covers (a reviewer's new display name, Stripe's prices) is bounded by the server-side
+lifetime, SERVER_TIMEOUT_S.
+"""
+
+import hashlib
+import logging
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpResponse, HttpResponseNotModified
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.http import parse_etags
+
+logger = logging.getLogger(__name__)
+
+PUBLIC_MAX_AGE_S = 60  # browsers and shared caches may reuse a public page this long without asking
+SERVER_TIMEOUT_S = 300  # how long Django's cache keeps one rendering of a public page
+VARY = ("Cookie", "HX-Request")
+MESSAGES_COOKIE = "messages"  # django.contrib.messages' CookieStorage
+
+_version_sources: list[Callable[[], object]] = []
+
+
+def public_version_source(source: Callable[[], object]) -> Callable[[], object]:
+    """Register a function whose value changes whenever something shown on public pages changes."""
+    if source not in _version_sources:
+        _version_sources.append(source)
+    return source
+
+
+def public_version() -> str:
+    digest = hashlib.sha256()
+    for source in _version_sources:
+        digest.update(repr(source()).encode())
+    return digest.hexdigest()[:20]
+
+
+def make_private(response) -> None:
+    """Personal or paid: kept by no shared cache and not on the browser's disk."""
+    if not response.has_header("Cache-Control"):
+        patch_cache_control(response, private=True, no_store=True)
+
+
+def _anonymous_read(request) -> bool:
+    return (
+        request.method in ("GET", "HEAD")
+        and not request.user.is_authenticated
+        and settings.SESSION_COOKIE_NAME not in request.COOKIES
+        and MESSAGES_COOKIE not in request.COOKIES
+    )
+
+
+def _shareable(request, response) -> bool:
+    session = getattr(request, "session", None)
+    return (
+        response.status_code == 200
+        and not response.streaming
+        and not response.has_header("Cache-Control")
+        and not response.cookies
+        and not request.META.get("CSRF_COOKIE_NEEDS_UPDATE")  # the page holds a CSRF token
+        and not (session is not None and session.modified)
+    )
+
+
+def _key(request) -> str:
+    # The absolute URL: scheme and host appear in the page (canonical and share links), the query in its content.
+    where = hashlib.sha256(request.build_absolute_uri().encode()).hexdigest()
+    return f"public-page:{public_version()}:{int(bool(getattr(request, 'htmx', False)))}:{where}"
+
+
+def _public(response, etag: str):
+    response["ETag"] = etag
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE_S)
+    patch_vary_headers(response, VARY)
+    return response
+
+
+def _cache_get(key: str):
+    try:
+        return cache.get(key)
+    except Exception:  # the cache is down: render as if nothing were cached (pages must not fail with Redis)
+        logger.warning("public page cache unreachable; rendering", exc_info=True)
+        return None
+
+
+def _cache_set(key: str, value) -> None:
+    try:
+        cache.set(key, value, SERVER_TIMEOUT_S)
+    except Exception:
+        logger.warning("public page cache unreachable; not stored", exc_info=True)
+
+
+def public_when_anonymous(view):
+    """Opt a page in to the rule above; for everyone else it stays `private, no-store`."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not _anonymous_read(request):
+            response = view(request, *args, **kwargs)
+            make_private(response)
+            patch_vary_headers(response, VARY)
+            return response
+        # Only the plain address is kept server-side: any query string (?next=, ?sort=, or made up) would let a
+        # client fill the cache with copies. Those pages are still public and validated, rendered each time.
+        key = None if request.META.get("QUERY_STRING") else _key(request)
+        stored = _cache_get(key) if key else None
+        if stored is not None:
+            etag = stored["etag"]
+            if etag in parse_etags(request.headers.get("If-None-Match", "")):
+                return _public(HttpResponseNotModified(), etag)
+            return _public(HttpResponse(stored["content"], content_type=stored["content_type"]), etag)
+        request.public_page = True  # base.html: no per-visitor CSRF token in a page others may be given
+        response = view(request, *args, **kwargs)
+        if hasattr(response, "render") and callable(response.render):
+            response = response.render()
+        if not _shareable(request, response):
+            make_private(response)
+            patch_vary_headers(response, VARY)
+            return response
+        etag = '"' + hashlib.sha256(response.content).hexdigest()[:32] + '"'
+        if key:
+            _cache_set(key, {"etag": etag, "content": response.content, "content_type": response["Content-Type"]})
+        if etag in parse_etags(request.headers.get("If-None-Match", "")):
+            return _public(HttpResponseNotModified(), etag)
+        return _public(response, etag)
+
+    return wrapped

@@ -1,0 +1,131 @@
+"""Caching that fits a book site (issue 20, config/caching.py): anonymous public pages are shareable for a minute,
+validated by an ETag and rendered once per version of what they show; anything personal or locked stays
+`private, no-store`, and no shared page carries one visitor's CSRF token or name."""
+
+from unittest import mock
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from apps.catalog.services import capsule_save
+from apps.reviews import services as reviews
+from tests.reviews.conftest import make_reader
+
+pytestmark = pytest.mark.django_db
+
+
+def _free(book):
+    return book.capsules.filter(access="free").first()
+
+
+def _locked(book):
+    return book.capsules.exclude(access="free").first()
+
+
+def _public_urls(book):
+    return [
+        reverse("pages:landing"),
+        reverse("subscriptions:pricing"),
+        reverse("reviews:review-list"),
+        reverse("reading:capsule", kwargs={"slug": _free(book).slug}),
+    ]
+
+
+def _assert_public(response):
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "public, max-age=60"
+    assert "Cookie" in response["Vary"]
+    assert response["ETag"].startswith('"')
+    assert not response.cookies  # no csrftoken or session cookie in a page that others may be handed
+    body = response.content.decode()
+    assert "csrfmiddlewaretoken" not in body and "x-csrftoken" not in body
+
+
+def test_anonymous_public_pages_are_shareable_with_a_validator(client, mini_book):
+    for url in _public_urls(mini_book):
+        _assert_public(client.get(url))
+
+
+def test_a_matching_if_none_match_is_answered_304_without_rendering(client, mini_book):
+    url = reverse("pages:landing")
+    first = client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304 and again["ETag"] == first["ETag"]
+    assert again["Cache-Control"] == "public, max-age=60"
+    # Only the version's aggregates, none of the page's own queries (parts, capsules, reviews).
+    assert len(queries) <= 4, [q["sql"] for q in queries]
+
+
+def test_rendered_once_per_version(client, mini_book):
+    url = reverse("pages:landing")
+    first = client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        second = client.get(url)
+    assert second.content == first.content and second["ETag"] == first["ETag"]
+    assert len(queries) <= 4, [q["sql"] for q in queries]
+
+
+def test_a_query_string_is_public_and_validated_but_not_kept(client, mini_book):
+    url = reverse("reviews:review-list")
+    with mock.patch("config.caching.cache.set") as kept:
+        first = client.get(url + "?sort=highest&made-up=1")
+        _assert_public(first)
+        again = client.get(url + "?sort=highest&made-up=1", HTTP_IF_NONE_MATCH=first["ETag"])
+        assert again.status_code == 304
+        assert not kept.called  # nothing stored under a client-chosen address
+        client.get(url)
+        assert kept.called  # the plain address is
+
+
+def test_a_capsule_edit_or_a_new_review_is_a_new_version(client, mini_book):
+    url = reverse("pages:landing")
+    before = client.get(url)
+    capsule = _free(mini_book)
+    capsule.title = "A Retitled Free Capsule"
+    capsule_save(capsule=capsule)
+    edited = client.get(url, HTTP_IF_NONE_MATCH=before["ETag"])
+    assert edited.status_code == 200 and "A Retitled Free Capsule" in edited.content.decode()
+    assert edited["ETag"] != before["ETag"]
+
+    reviewer = make_reader(mini_book, name="Ada Reviewer")
+    reviews.review_create(user=reviewer, book=mini_book, rating=5, text="Clear, careful and honest about numbers.")
+    listed = client.get(reverse("reviews:review-list"))
+    assert "Clear, careful and honest about numbers." in listed.content.decode()
+
+
+def test_signed_in_pages_stay_private_and_never_get_the_anonymous_copy(client, mini_book, reader):
+    for url in _public_urls(mini_book):
+        client.get(url)  # the anonymous copies are now cached
+    client.force_login(reader)
+    for url in _public_urls(mini_book):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response["Cache-Control"] == "private, no-store", url
+        assert "ETag" not in response
+        body = response.content.decode()
+        assert "Sign out" in body and "x-csrftoken" in body, url  # their own header and token
+
+
+def test_a_locked_capsule_is_private_for_anyone(client, mini_book):
+    response = client.get(reverse("reading:capsule", kwargs={"slug": _locked(mini_book).slug}))
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "private, no-store"
+    assert "ETag" not in response
+
+
+def test_a_visitor_with_a_session_is_not_given_a_shared_page(client, mini_book, settings):
+    client.cookies[settings.SESSION_COOKIE_NAME] = "an-anonymous-session"
+    response = client.get(reverse("pages:landing"))
+    assert response["Cache-Control"] == "private, no-store"
+
+
+def test_pages_are_rendered_when_the_cache_is_down(client, mini_book):
+    with (
+        mock.patch("config.caching.cache.get", side_effect=ConnectionError("redis down")),
+        mock.patch("config.caching.cache.set", side_effect=ConnectionError("redis down")),
+    ):
+        for url in _public_urls(mini_book):
+            assert client.get(url).status_code == 200, url
