@@ -6,16 +6,15 @@ everything committed before it, so the aggregate always equals a recount."""
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from apps.accounts.ratelimit import rate_allows
 from apps.catalog.models import Book
 from apps.reviews import selectors
 from apps.reviews.models import STARS, BookRating, Review, ReviewReport
@@ -126,18 +125,11 @@ def _parse_rate(rate: str) -> tuple[int, int]:
 
 
 def _rate_limit(*, user, action: str, rate: str) -> None:
-    """A fixed window per reader and action, counted in the shared cache (Redis in production),
-    so it holds across web processes."""
+    """A fixed window per reader and action, counted in the shared cache (Redis in production), so it
+    holds across web processes; the site's one window counter, which lets the review through when the
+    cache is down rather than failing the page."""
     limit, seconds = _parse_rate(rate)
-    window = int(time.time() // seconds)
-    key = f"reviews:rate:{action}:{user.pk}:{window}"
-    cache.add(key, 0, timeout=seconds)
-    try:
-        used = cache.incr(key)
-    except ValueError:  # expired between add and incr: a new window starts
-        cache.set(key, 1, timeout=seconds)
-        used = 1
-    if used > limit:
+    if not rate_allows(f"reviews:{action}:{user.pk}", limit=limit, window_s=seconds):
         minutes = max(1, round(seconds / 60))
         raise RateLimited(f"Too many attempts: try again within {minutes} minutes.")
 
