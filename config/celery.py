@@ -3,11 +3,25 @@
 
 import os
 
-from celery import Celery
+from celery import Celery, Task
+from django.db import InterfaceError, OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
-app = Celery("kernel_engineering")
+
+class SiteTask(Task):
+    """The base of every task here. A transient database error ("database is locked" under SQLite while
+    another process writes, a connection lost with a database restart) is retried with backoff (about 1, 2,
+    4, 8, 16 s, jittered) rather than losing the task's work: every task is idempotent, so running it
+    again is safe. A task may still catch these itself (the Stripe event task records its own failures)."""
+
+    autoretry_for = (OperationalError, InterfaceError)
+    max_retries = 5
+    retry_backoff = True
+    retry_backoff_max = 60
+
+
+app = Celery("kernel_engineering", task_cls=SiteTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

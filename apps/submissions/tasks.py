@@ -4,24 +4,16 @@ Queues: `compile` (CPU workers: NVRTC, no GPU taken; routed by CELERY_TASK_ROUTE
 worker process per GPU; named by whoever enqueues, since it depends on the job's GPU kind). Both
 tasks are acknowledged late and given back when their worker dies (also global settings, repeated here
 because losing a GPU job silently is the one thing this pipeline must not do); the services make a second
-delivery harmless.
+delivery harmless. Like every task of the site (config.celery.SiteTask), they retry a transient database
+error ("database is locked" under SQLite, a connection lost) with backoff rather than leaving the
+submission to the sweeper's deadlines.
 """
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
 from apps.submissions import services, worker
-
-# A transient database error ("database is locked" under SQLite, a connection lost) is retried with backoff
-# (about 1, 2, 4, 8, 16 s, jittered) rather than left to the sweeper's deadlines.
-DATABASE_RETRY = {
-    "autoretry_for": (OperationalError, InterfaceError),
-    "max_retries": 5,
-    "retry_backoff": True,
-    "retry_backoff_max": 60,
-}
 
 
 @shared_task(
@@ -30,7 +22,6 @@ DATABASE_RETRY = {
     reject_on_worker_lost=True,
     soft_time_limit=90,
     time_limit=120,
-    **DATABASE_RETRY,
 )
 def submission_compile_task(submission_id: int) -> None:
     # NVRTC itself runs in a child with a 30 s timeout (kernels.compiler); these limits are the safety net.
@@ -44,7 +35,6 @@ def submission_compile_task(submission_id: int) -> None:
     reject_on_worker_lost=True,
     soft_time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S,
     time_limit=settings.SUBMISSION_GPU_TASK_SOFT_LIMIT_S + 60,
-    **DATABASE_RETRY,
 )
 def submission_judge_task(self, submission_id: int) -> None:
     # The judge kills its sandboxed child after the exercise's own limit; the task's limits only catch
@@ -56,7 +46,7 @@ def submission_judge_task(self, submission_id: int) -> None:
         raise
 
 
-@shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60, **DATABASE_RETRY)
+@shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60)
 def submission_sweep_task() -> None:
     services.submission_sweep()
 

@@ -35,4 +35,4 @@ def test_retries_are_bounded():
         result = tasks.submission_compile_task.apply(args=[1])
 
     assert result.failed() and isinstance(result.result, OperationalError)
-    assert called.call_count == tasks.DATABASE_RETRY["max_retries"] + 1
+    assert called.call_count == tasks.submission_compile_task.max_retries + 1
