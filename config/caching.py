@@ -31,6 +31,7 @@ from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import parse_etags
+from django.utils.safestring import mark_safe
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,20 @@ def _cache_set(key: str, value) -> None:
         cache.set(key, value, SERVER_TIMEOUT_S)
     except Exception:
         logger.warning("public page cache unreachable; not stored", exc_info=True)
+
+
+def public_fragments(name: str, *vary_on, render: Callable[[], dict[str, str]]) -> dict[str, str]:
+    """Pieces of a page that show only public data (a capsule's table of contents and pager), rendered once per
+    public version and kept in the cache for every visitor: personal pages use them too, around their own parts.
+    `render` returns the pieces by name; `vary_on` holds what else they depend on (the capsule, whether the visitor
+    may read everything). The cache being down renders them each time."""
+    where = hashlib.sha256(repr((name, *vary_on)).encode()).hexdigest()
+    key = f"public-fragments:{public_version()}:{where}"
+    stored = _cache_get(key)
+    if stored is None:
+        stored = render()
+        _cache_set(key, stored)
+    return {piece: mark_safe(html) for piece, html in stored.items()}  # our templates' output, escaped there
 
 
 def public_when_anonymous(view):

@@ -3,6 +3,7 @@
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_POST
@@ -15,7 +16,7 @@ from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
-from config.caching import make_private, public_when_anonymous
+from config.caching import make_private, public_fragments, public_when_anonymous
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -25,20 +26,18 @@ private_page = cache_control(private=True, no_store=True)
 @public_when_anonymous
 def capsule(request, slug):
     capsule = catalog.capsule_get(slug)
-    parts = catalog.book_parts_with_capsules(capsule.book)
-    previous, following = catalog.capsule_neighbours(parts, capsule)
     readable = can_read(request.user, capsule)
+    full_access = has_full_access(request.user)  # the contents' lock marks
     response = render(
         request,
         "reading/capsule.html",
         {
             "capsule": capsule,
             "book": capsule.book,
-            "parts": parts,
-            "previous": previous,
-            "following": following,
+            "contents": public_fragments(
+                "reader-contents", capsule.pk, full_access, render=lambda: _contents(capsule, full_access)
+            ),
             "readable": readable,
-            "full_access": has_full_access(request.user),  # the contents' lock marks
             "progress": selectors.progress_get(request.user, capsule) if readable else None,
         },
     )
@@ -46,6 +45,18 @@ def capsule(request, slug):
         # A locked capsule's page depends on who asks (the text, or the offer to subscribe): never shared.
         make_private(response)
     return response
+
+
+def _contents(capsule, full_access: bool) -> dict[str, str]:
+    """The table of contents and the pager: the same for every reader with the same access, and most of a signed-in
+    reader's page (two queries and 72 links), so rendered once per version (config.caching.public_fragments)."""
+    parts = catalog.book_parts_with_capsules(capsule.book)
+    previous, following = catalog.capsule_neighbours(parts, capsule)
+    context = {"parts": parts, "capsule": capsule, "full_access": full_access}
+    return {
+        "nav": render_to_string("reading/_contents_nav.html", context),
+        "pager": render_to_string("reading/_pager.html", {"previous": previous, "following": following}),
+    }
 
 
 @require_GET
