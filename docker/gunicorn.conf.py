@@ -14,6 +14,11 @@ keepalive = 5
 # Recycle workers now and then so a slow leak never takes the site down.
 max_requests = 2000
 max_requests_jitter = 200
+# The application is imported once, in the master, and each worker is a fork of it. Without this every recycled
+# worker imported Django and the site again, about a second of CPU: under load (a worker answers 2000 requests in a
+# few seconds) that was several restarts a minute and p99 latencies in the hundreds of milliseconds (bench/load.py).
+# Nothing opens a connection at import time, so workers share no socket.
+preload_app = True
 # Heartbeat files in memory: a container's overlay file system can stall them.
 worker_tmp_dir = "/dev/shm"
 # Requests are logged as JSON by the Django middleware; gunicorn logs only errors to stderr.
