@@ -475,10 +475,12 @@ def main(argv=None) -> int:
 
     print(f"Load benchmark, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, on {machine()}")
     print("Command: " + " ".join(["bench/load.py", *(argv if argv is not None else sys.argv[1:])]))
+    threads = os.environ.get("GUNICORN_THREADS", "2")
     print(
-        f"Server: gunicorn, {args.workers} workers (docker/gunicorn.conf.py), production settings, PostgreSQL, Redis;"
-        " the client (one asyncio process) runs on the same machine and takes CPU from it."
+        f"Server: gunicorn, {args.workers} workers of {threads} threads (docker/gunicorn.conf.py), production settings,"
+        " PostgreSQL, Redis; the client (one asyncio process) runs on the same machine and takes CPU from it."
     )
+    print("Load average before the run (1, 5, 15 min): " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
     with tempfile.TemporaryDirectory(prefix="loadbench-") as workdir:
         site = Site(args, Path(workdir))
         try:

@@ -14,11 +14,11 @@ class ReviewsConfig(AppConfig):
         account_content_register(Review)
         users_deleting.connect(_users_deleting, dispatch_uid="reviews.users_deleting")
 
-        from apps.reviews.selectors import public_version
+        from apps.reviews.selectors import PUBLIC_VERSION_SQL
         from config.caching import public_version_source
 
         # The landing and reviews pages show reviews: their cached copies follow them (config/caching.py).
-        public_version_source(public_version)
+        public_version_source(PUBLIC_VERSION_SQL)
 
 
 def _users_deleting(sender, *, users, **kwargs):

@@ -10,7 +10,6 @@ from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.paginator import Page, Paginator
-from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from apps.catalog.models import Book
@@ -149,17 +148,11 @@ def reviews_summary(book: Book, user) -> ReviewsSummary:
     )
 
 
-def public_version() -> tuple:
-    """What changes whenever the public sees other reviews: one written, edited, moderated or deleted (every write
-    rewrites the book's rating row; a deletion also lowers the count). Part of config.caching's public page
-    version."""
-    with connection.cursor() as cursor:  # one statement, not two ORM aggregates: see apps.catalog.selectors
-        cursor.execute(_PUBLIC_VERSION_SQL)
-        return cursor.fetchone()
-
-
-_PUBLIC_VERSION_SQL = (
+# What changes whenever the public sees other reviews: one written, edited, moderated or deleted (every write rewrites
+# the book's rating row; a deletion also lowers the count). Part of config.caching's public page version.
+PUBLIC_VERSION_SQL = (
     "SELECT * FROM"
-    f" (SELECT COUNT(*), MAX(id), MAX(edited_at), MAX(moderated_at) FROM {Review._meta.db_table}) AS reviews,"
-    f" (SELECT MAX(updated_at) FROM {BookRating._meta.db_table}) AS ratings"
+    " (SELECT COUNT(*) AS reviews, MAX(id) AS last_review, MAX(edited_at) AS review_edited,"
+    f" MAX(moderated_at) AS review_moderated FROM {Review._meta.db_table}) AS reviews,"
+    f" (SELECT MAX(updated_at) AS rating_changed FROM {BookRating._meta.db_table}) AS ratings"
 )
