@@ -98,7 +98,7 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     assert attention[53].starter_source == (KERNELS / "reference" / "attention" / "02_fused_online.cu").read_text()
     assert all(e.reference_step == "attention/04_wgmma_tma.cu" for e in attention.values())
     assert attention[54].arch == "sm_90a" and attention[53].arch == "sm_90" and attention[51].gpu_time_limit_s == 300
-    assert exercises[55].reference_step == "paged_decode/02_split_kv.cu"
+    assert exercises[55].reference_step == "paged_decode/03_page_ring.cu"
     assert exercises[55].starter_source == (KERNELS / "reference" / "paged_decode" / "01_naive.cu").read_text()
 
 
