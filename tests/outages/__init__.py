@@ -1,5 +1,7 @@
-"""Outages for tests: the Celery broker unreachable (issue 20)."""
+"""Outages for tests (issue 20): the Celery broker unreachable, or the site's broker moved to a server of the
+test's own (tests/outages/servers.py) that the test stops and starts again."""
 
+import os
 import socket
 from contextlib import contextmanager
 
@@ -28,4 +30,21 @@ def broker_down(monkeypatch):
         yield
     finally:
         monkeypatch.delenv("CELERY_BROKER_WRITE_URL")
+        _forget_connections()
+
+
+@contextmanager
+def broker_at(url: str):
+    """The site (this test process) publishes to the broker at `url`. Celery reads CELERY_BROKER_URL from
+    the environment before its settings (celery.app.utils.Settings.broker_url)."""
+    before = os.environ.get("CELERY_BROKER_URL")
+    os.environ["CELERY_BROKER_URL"] = url
+    _forget_connections()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = before
         _forget_connections()
