@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 
 from tests.factories import PASSWORD, UserFactory
 
@@ -22,10 +22,13 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    # Rate limits count in the (Redis) cache: every test starts with a clean slate.
-    cache.clear()
+    # Rate limits count in the (Redis) cache: every test starts with a clean slate (and without the process's own
+    # copies of public pages, config/caching.py).
+    for each in caches.all():
+        each.clear()
     yield
-    cache.clear()
+    for each in caches.all():
+        each.clear()
 
 
 @pytest.fixture

@@ -120,20 +120,24 @@ REDIS_URL = env_str("REDIS_URL")
 
 def cache_from_env(redis_url: str | None) -> dict:
     """Redis when configured; otherwise a file cache, which (unlike local memory) is shared by
-    the web server and the worker, so allauth's rate limits hold across processes."""
+    the web server and the worker, so allauth's rate limits hold across processes. "local" is each
+    process's own memory, for copies of public pages (config/caching.py) and nothing shared."""
+    local = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "OPTIONS": {"MAX_ENTRIES": 200}}
     if redis_url:
         return {
             "default": {
                 "BACKEND": "django.core.cache.backends.redis.RedisCache",
                 "LOCATION": redis_url,
                 "KEY_PREFIX": "ke",
-            }
+            },
+            "local": local,
         }
     return {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
-        }
+        },
+        "local": local,
     }
 
 

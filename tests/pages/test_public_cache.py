@@ -68,6 +68,15 @@ def test_rendered_once_per_version(client, mini_book):
     assert len(queries) == 1, [q["sql"] for q in queries]
 
 
+def test_a_cached_page_is_served_from_the_process_own_copy(client, mini_book):
+    url = reverse("pages:landing")
+    first = client.get(url)
+    with mock.patch("config.caching.cache.get") as shared:
+        again = client.get(url)
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    assert not shared.called  # no round trip to Redis for a page this process rendered or fetched
+
+
 def test_a_query_string_is_public_and_validated_but_not_kept(client, mini_book):
     url = reverse("reviews:review-list")
     with mock.patch("config.caching.cache.set") as kept:
