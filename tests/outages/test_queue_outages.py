@@ -61,7 +61,9 @@ def workers(own_redis, django_db_setup):
 @pytest.fixture
 def site_on_own_redis(settings, own_redis, workers):
     """This process (the web) with its cache and broker on the module's Redis, as the workers have them."""
-    settings.CACHES = {"default": {**cache_from_env(own_redis.url(0))["default"], "KEY_PREFIX": "ke-outage"}}
+    caches = cache_from_env(own_redis.url(0))  # the site's aliases, the shared one on this Redis
+    caches["default"]["KEY_PREFIX"] = "ke-outage"
+    settings.CACHES = caches
     settings.CELERY_BROKER_URL = own_redis.url(1)
     with broker_at(own_redis.url(1)):
         yield own_redis
