@@ -11,9 +11,10 @@ In order:
    client plays the TLS proxy in front of it: X-Forwarded-Proto: https, and an X-Forwarded-For address per reader
    with ALLAUTH_TRUSTED_PROXY_COUNT=1 (one proxy, .env.example), so per-client limits count per reader.
 3. Pages, each by --clients clients in a closed loop (a client sends its next request when the last one is
-   answered) for --page-seconds after a warm-up: a static file served by the same server (WhiteNoise), the landing
-   page and a free capsule for an anonymous visitor, and a locked capsule for the demo subscriber, signed in through
-   the sign-in form. Requests/s, p50 and p99 latency, and each page's share of the static file's requests/s.
+   answered) for --page-seconds after a warm-up, taken in turn in --rounds slices: a static file served by the same
+   server (WhiteNoise), the landing page and a free capsule for an anonymous visitor, and a locked capsule for the
+   demo subscriber, signed in through the sign-in form. Requests/s, p50 and p99 latency, and each page's share of
+   the static file's requests/s.
 4. A mixed run of --readers simulated readers for --mixed-seconds: anonymous visitors, signed-in readers and
    subscribers who browse, read (and save their position), search, review and submit kernels (accepted and queued;
    no compile worker runs), pausing between actions as people do (exponential think time, --think-s on average).
@@ -85,6 +86,11 @@ class Tally:
             return float("nan")
         ordered = sorted(self.latencies_s)
         return 1000 * ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+    def add(self, other: "Tally") -> None:
+        self.latencies_s += other.latencies_s
+        self.statuses.update(other.statuses)
+        self.failures.update(other.failures)
 
     @property
     def server_errors(self) -> int:
@@ -376,8 +382,17 @@ async def measure(args, site: Site, data: dict) -> dict:
         "subscriber's capsule": (f"/capsules/{data['locked'][0]}/", subscriber),
     }
     results = {"pages": {}, "mixed": {}}
-    for name, (path, cookies) in pages.items():
-        tally = await closed_loop(base, path, cookies, args.clients, args.warmup_seconds, args.page_seconds)
+    # In rounds, each page a slice of its time in turn: other work on the machine (this one has 2 cores) then weighs
+    # on every page alike rather than on whichever was measured when it came.
+    tallies = {name: Tally() for name in pages}
+    for round_number in range(args.rounds):
+        for name, (path, cookies) in pages.items():
+            warmup_s = args.warmup_seconds if round_number == 0 else min(0.5, args.warmup_seconds)
+            tallies[name].add(
+                await closed_loop(base, path, cookies, args.clients, warmup_s, args.page_seconds / args.rounds)
+            )
+    for name, (path, _cookies) in pages.items():
+        tally = tallies[name]
         results["pages"][name] = {
             "path": path,
             "requests": len(tally.latencies_s),
@@ -406,7 +421,10 @@ def report(args, results: dict) -> list[str]:
     problems = []
     pages = results["pages"]
     static_rps = pages["static file"]["rps"]
-    print(f"\nPages, {args.clients} clients each, {args.page_seconds:g} s after {args.warmup_seconds:g} s of warm-up")
+    print(
+        f"\nPages, {args.clients} clients each, {args.page_seconds:g} s in {args.rounds} rounds after"
+        f" {args.warmup_seconds:g} s of warm-up"
+    )
     print(f"{'page':<22} {'path':<44} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'/static':>8}  statuses")
     for name, page in pages.items():
         ratio = page["rps"] / static_rps if static_rps else float("nan")
@@ -461,6 +479,7 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=16, help="clients per page (default 16)")
     parser.add_argument("--page-seconds", type=float, default=15, help="measured seconds per page (default 15)")
     parser.add_argument("--warmup-seconds", type=float, default=3, help="unmeasured seconds before each page")
+    parser.add_argument("--rounds", type=int, default=5, help="pages measured in turn, in this many rounds")
     parser.add_argument("--readers", type=int, default=200, help="simulated readers in the mixed run (default 200)")
     parser.add_argument("--mixed-seconds", type=float, default=120, help="length of the mixed run (default 120)")
     parser.add_argument("--think-s", type=float, default=5, help="readers' mean pause between actions (default 5)")
