@@ -1,14 +1,16 @@
 """GPU-side state of a worker process: device facts, the cuBLAS handle, the L2 flush buffer, ceilings, telemetry.
 
 Imported only inside a sandboxed child (it initialises CUDA). `warm_up` is the Worker's setup hook, so a
-warm worker has CuPy imported, the CUDA context and cuBLAS handle made and the ceilings measured before
-the first submission arrives.
+warm worker has CuPy imported, the CUDA context and cuBLAS handle made and the ceilings known (measured by
+the worker's first child, handed to the later ones: kernels/ceilings.py) before the submission arrives.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -71,10 +73,17 @@ class GpuContext:
         """One thread waits HOLD_BEFORE_TIMING_NS on the stream (see there)."""
         _hold_kernel()((1,), (1,), (np.uint64(HOLD_BEFORE_TIMING_NS),))
 
+    def keep_ceilings(self, ceilings: dict) -> None:
+        """Use ceilings measured by an earlier child on this same device (Ceilings.to_dict()) instead of
+        measuring them; a tensor rate they lack is still measured on first use."""
+        names = ("copy_gbps", "fp32_tflops", "tensor_fp16_tflops", "tensor_bf16_tflops", "measured_at")
+        self._ceilings = {name: ceilings[name] for name in names if ceilings.get(name) is not None}
+
     def ceilings(self, tensor_fp16: bool = False, tensor_bf16: bool = False) -> Ceilings:
-        """Measured once per process: copy bandwidth and FP32 FMA rate always, the FP16 and BF16 tensor rates
-        on demand."""
+        """Measured once per worker (or kept from an earlier child): copy bandwidth and FP32 FMA rate always,
+        the FP16 and BF16 tensor rates on demand."""
         if "copy_gbps" not in self._ceilings:
+            self._ceilings["measured_at"] = time.time()
             self._ceilings["copy_gbps"] = measure_copy_gbps()
             self._ceilings["fp32_tflops"] = measure_fp32_tflops(self.sm_count, _arch_of(self))
         if tensor_fp16 and "tensor_fp16_tflops" not in self._ceilings:
@@ -87,6 +96,7 @@ class GpuContext:
             tensor_fp16_tflops=self._ceilings.get("tensor_fp16_tflops"),
             tensor_bf16_tflops=self._ceilings.get("tensor_bf16_tflops"),
             method=CEILINGS_METHOD,
+            measured_at=self._ceilings["measured_at"],
         )
 
     def ceilings_for(self, compute_unit: str) -> Ceilings:
@@ -111,16 +121,80 @@ def context() -> GpuContext:
     return _CONTEXT
 
 
-def warm_up() -> None:
-    """The GPU worker's setup hook: everything a first job would otherwise pay for, including CuPy's
-    run-time compilation of the elementwise kernels that input generation and checking use."""
+def warm_up(payload: dict | None = None) -> dict:
+    """The GPU worker's setup hook (kernels/ceilings.py has the payload): everything a first job would
+    otherwise pay for. The context, cuBLAS handle and flush buffer; the ceilings, kept from the payload when
+    they were measured on this device, else measured now; and a rehearsal of the problems named (all when
+    None): CuPy's run-time compilation of the elementwise kernels that input generation and checking use,
+    the baseline's library loaded. Returns what the parent keeps: this device's identity and its ceilings."""
     from kernels import checks, problems
+    from kernels.ceilings import setup_answer
 
     ctx = context()
-    ctx.ceilings(tensor_fp16=True, tensor_bf16=True)
-    for name in problems.available():
-        problem = problems.load(name)
-        checks.rehearse(problem, ctx)
+
+    def measure() -> dict:
+        ctx._ceilings.clear()
+        return ctx.ceilings(tensor_fp16=True, tensor_bf16=True).to_dict()
+
+    answer, measured = setup_answer(payload, device_identity(ctx), measure)
+    if not measured:
+        ctx.keep_ceilings(answer["ceilings"])
+    for name in (payload or {}).get("rehearse") or problems.available():
+        checks.rehearse(problems.load(name), ctx)
+    return answer
+
+
+def device_identity(ctx: GpuContext) -> dict:
+    """What the ceilings depend on, read cheaply at setup: the GPU itself (UUID), the driver, and the
+    settings an operator may change under a running worker (application clocks, power limit, through NVML
+    where it is present). Locked clocks (nvidia-smi -lgc) are not visible here: the age limit catches them."""
+    props = runtime.getDeviceProperties(runtime.getDevice())
+    uuid = props.get("uuid", b"")
+    identity = {
+        "name": ctx.name,
+        "uuid": uuid.hex() if isinstance(uuid, bytes) else str(uuid),
+        "pci_bus_id": ctx.pci_bus_id,
+        "cuda_driver_version": runtime.driverGetVersion(),
+        "max_sm_clock_mhz": runtime.deviceGetAttribute(_ATTR_MAX_CLOCK_KHZ, runtime.getDevice()) // 1000,
+    }
+    identity.update(_nvml_identity(ctx.pci_bus_id))
+    return identity
+
+
+# nvmlClockType_t
+_NVML_CLOCK_SM = 1
+_NVML_CLOCK_MEM = 2
+
+
+def _nvml_identity(pci_bus_id: str) -> dict:
+    """Driver version, application clocks and the enforced power limit from NVML (the library nvidia-smi
+    uses), called through ctypes: no process to start, a few microseconds each. Empty where NVML is absent."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return {}
+    if nvml.nvmlInit_v2() != 0:
+        return {}
+    found = {}
+    try:
+        handle = ctypes.c_void_p()
+        if nvml.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(handle)) != 0:
+            return {}
+        text = ctypes.create_string_buffer(96)
+        if nvml.nvmlSystemGetDriverVersion(text, ctypes.c_uint(96)) == 0:
+            found["driver_version"] = text.value.decode()
+        value = ctypes.c_uint()
+        for key, clock in (
+            ("application_sm_clock_mhz", _NVML_CLOCK_SM),
+            ("application_mem_clock_mhz", _NVML_CLOCK_MEM),
+        ):
+            if nvml.nvmlDeviceGetApplicationsClock(handle, ctypes.c_int(clock), ctypes.byref(value)) == 0:
+                found[key] = value.value
+        if nvml.nvmlDeviceGetEnforcedPowerLimit(handle, ctypes.byref(value)) == 0:
+            found["power_limit_w"] = value.value // 1000  # NVML answers in milliwatts
+    finally:
+        nvml.nvmlShutdown()
+    return found
 
 
 @functools.cache

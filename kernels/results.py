@@ -230,13 +230,14 @@ class BenchResult(_Schema):
 
 @dataclass
 class Ceilings(_Schema):
-    """Ceilings measured once per worker process on the GPU in use."""
+    """Ceilings measured on the GPU in use, once per GPU worker (kernels/ceilings.py) and handed to each job."""
 
     copy_gbps: float  # device-to-device copy, bytes read + written per second
     fp32_tflops: float | None = None  # FFMA loop kernel, all SMs
     tensor_fp16_tflops: float | None = None  # cuBLAS GemmEx FP16 in / FP32 accumulate at 8192^3
     tensor_bf16_tflops: float | None = None  # cuBLAS GemmEx BF16 in / FP32 accumulate at 8192^3
     method: str = ""
+    measured_at: float | None = None  # Unix time of the measurement (by this job's process or an earlier one)
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """Child processes that run untrusted work: a hang, a crash or a poisoned CUDA context ends only the child.
 
 A `Worker` is a spawned process (fresh interpreter: no CUDA state inherited) that runs named functions
-("package.module:function") on request and can stay alive between jobs; `spawn` starts a successor whose
-setup (importing CuPy, the cuBLAS handle, ceilings) runs while the caller works. The parent waits with a wall-clock
-timeout; when it expires the child is killed (SIGKILL) and replaced on the next call. Whatever the child prints,
-including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a private log file
-capped by RLIMIT_FSIZE, so a printf flood can neither fill the disk nor the parent's memory.
+("package.module:function") on request and can stay alive between jobs. A child starts in two phases: imports
+(CuPy, the job's modules), which may overlap another child's job, then its setup (CUDA context, cuBLAS
+handle), which runs only when the parent releases it: `prepare_successor` during a job, `promote` once the job
+returned. The parent waits with a wall-clock timeout; when it expires the child is killed (SIGKILL) and
+replaced on the next call. Whatever the child prints, including a kernel's printf (the CUDA driver writes it
+to file descriptor 1), goes to a private log file capped by RLIMIT_FSIZE, so a printf flood can neither fill
+the disk nor the parent's memory.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -63,21 +66,74 @@ class Limits:
     output_bytes: int = OUTPUT_LIMIT_BYTES
 
 
-class Worker:
-    """One child process running jobs in turn. Not thread-safe: one job at a time, like one GPU."""
+class _Child:
+    """One spawned process, its pipe and its log file."""
 
-    def __init__(self, setup: str | None = None, limits: Limits = Limits(), startup_timeout_s: float = 300.0):
+    def __init__(self, setup: str | None, preload: tuple[str, ...], limits: Limits):
+        ctx = multiprocessing.get_context("spawn")
+        fd, self.log_path = tempfile.mkstemp(prefix="kernels-worker-", suffix=".log")
+        os.close(fd)
+        self.conn, child_conn = ctx.Pipe()
+        self.process = ctx.Process(
+            target=_child_main, args=(child_conn, self.log_path, setup, preload, limits), daemon=True
+        )
+        self.process.start()
+        child_conn.close()
+        self.setting_up = False  # released into its setup, whose answer is not read yet
+
+    def release(self, payload: Any) -> None:
+        """Let the child run its setup (its GPU phase) with this payload."""
+        self.setting_up = True
+        with contextlib.suppress(OSError):  # died during its imports: the setup's answer reports it
+            self.conn.send(("setup", payload))
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+
+    def end(self) -> None:
+        self.kill()
+        self.process.join(timeout=10)
+        self.conn.close()
+        if os.path.exists(self.log_path):
+            os.unlink(self.log_path)
+
+
+class Worker:
+    """One child process running jobs in turn, and at most one successor being prepared. Not thread-safe:
+    one job at a time, like one GPU.
+
+    A child starts in two phases. The first (spawn, the interpreter, importing `setup`'s module and each of
+    `preload`) touches no device and may overlap the current child's job: `prepare_successor`. The second,
+    `setup(payload)` (CUDA context, cuBLAS handle, ...), runs only once the child is released with its payload:
+    `promote` does that after the current job has returned, so nothing of the successor touches the GPU while a
+    job is timed. `setup_payload()` supplies the payload at that moment; the setup's return value is kept in
+    `setup_value` once read."""
+
+    def __init__(
+        self,
+        setup: str | None = None,
+        limits: Limits = Limits(),
+        startup_timeout_s: float = 300.0,
+        preload: tuple[str, ...] = (),
+        setup_payload: Callable[[], Any] | None = None,
+    ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
+        self.preload = preload  # "module:function" names imported in the child's first phase (e.g. the job's)
         self.limits = limits
         self.startup_timeout_s = startup_timeout_s
-        self._process: multiprocessing.process.BaseProcess | None = None
-        self._conn = None
-        self._log_path = ""
-        self._setting_up = False  # spawned, its setup's answer not read yet
+        self.setup_payload = setup_payload or (lambda: None)
+        self.setup_value: Any = None  # what the latest completed setup returned
+        self._child: _Child | None = None
+        self._successor: _Child | None = None
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.is_alive()
+        return self._child is not None and self._child.process.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._child.process.pid if self._child is not None else None
 
     def start(self) -> Outcome:
         """Start the child and wait until its setup has run; the Outcome reports a failed setup."""
@@ -85,54 +141,69 @@ class Worker:
         return self._await_setup()
 
     def spawn(self) -> None:
-        """Start a new child (ending any current one) without waiting for its setup, which then runs while
-        the caller does other work; the next `call` waits for it."""
+        """Start a new child (ending any current one) and release it at once: its setup then runs while the
+        caller does other work; the next `call` waits for it."""
         self.close()
-        ctx = multiprocessing.get_context("spawn")
-        fd, self._log_path = tempfile.mkstemp(prefix="kernels-worker-", suffix=".log")
-        os.close(fd)
-        parent_conn, child_conn = ctx.Pipe()
-        self._process = ctx.Process(
-            target=_child_main, args=(child_conn, self._log_path, self.setup, self.limits), daemon=True
-        )
-        self._process.start()
-        child_conn.close()
-        self._conn = parent_conn
-        self._setting_up = True
+        self._child = self._new_child()
+        self._child.release(self.setup_payload())
+
+    def prepare_successor(self) -> None:
+        """Start the next child's first phase (no device work) beside the current child, e.g. during its job."""
+        if self._successor is None or not self._successor.process.is_alive():
+            self._end(self._successor)
+            self._successor = self._new_child()
+
+    def promote(self) -> None:
+        """End the current child; the successor (or a new child) becomes current and is released into its
+        setup, with the payload `setup_payload()` gives now."""
+        old, self._child, self._successor = self._child, self._successor or self._new_child(), None
+        if old is not None:
+            old.kill()  # its CUDA context goes while the successor sets up: nothing is being timed now
+        self._child.release(self.setup_payload())
+        self._end(old)
+
+    def _new_child(self) -> _Child:
+        return _Child(self.setup, self.preload, self.limits)
 
     def _await_setup(self) -> Outcome:
-        self._setting_up = False
+        self._child.setting_up = False
         outcome = self._wait(self.startup_timeout_s, time.perf_counter())
-        if outcome.status is not Status.OK:
-            self.close()
+        if outcome.status is Status.OK:
+            self.setup_value = outcome.value
+        else:
+            self._end(self._child)
+            self._child = None
         return outcome
 
     def call(self, func: str, payload: Any = None, timeout_s: float = 60.0) -> Outcome:
         """Run func(payload) in the child; start (or restart) the child first when needed."""
-        if self._setting_up or not self.alive:
-            started = self._await_setup() if self._setting_up else self.start()
+        if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
+            self.spawn()
+        if self._child.setting_up:
+            started = self._await_setup()
             if started.status is not Status.OK:
                 return started
         begin = time.perf_counter()
-        self._conn.send((func, payload))
+        self._child.conn.send((func, payload))
         outcome = self._wait(timeout_s, begin)
         if outcome.status in (Status.TIMED_OUT, Status.CRASHED) or getattr(outcome.value, "poisons_worker", False):
-            self.close()
+            self._end(self._child)
+            self._child = None
         return outcome
 
     def close(self) -> None:
-        self._setting_up = False
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.kill()
-            self._process.join(timeout=10)
-            self._process = None
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._log_path and os.path.exists(self._log_path):
-            os.unlink(self._log_path)
-        self._log_path = ""
+        """End the current child and any successor."""
+        for child in (self._child, self._successor):
+            if child is not None:
+                child.kill()
+        self._end(self._child)
+        self._end(self._successor)
+        self._child = self._successor = None
+
+    @staticmethod
+    def _end(child: _Child | None) -> None:
+        if child is not None:
+            child.end()
 
     def __enter__(self) -> Worker:
         return self
@@ -141,47 +212,39 @@ class Worker:
         self.close()
 
     def _wait(self, timeout_s: float, begin: float) -> Outcome:
-        ready = self._conn.poll(timeout_s)
+        child = self._child
+        ready = child.conn.poll(timeout_s)
         message = None
         if ready:
             try:
-                message = self._conn.recv()
+                message = child.conn.recv()
             except (EOFError, OSError):
                 message = None
         wall_ms = (time.perf_counter() - begin) * 1e3
-        output, output_bytes = self._read_output()
+        output, output_bytes = _read_output(child.log_path)
         if message is not None:
             kind, body = message
             if kind == "ok":
                 return Outcome(Status.OK, value=body, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms)
             return Outcome(Status.ERROR, error=body, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms)
-        if ready or not self._process.is_alive():
-            self._process.join(timeout=10)
-            return Outcome(
-                Status.CRASHED,
-                exit_code=self._process.exitcode,
-                output=output,
-                output_bytes=output_bytes,
-                wall_time_ms=wall_ms,
-            )
-        self._process.kill()
-        self._process.join(timeout=10)
+        status = Status.CRASHED
+        if not ready and child.process.is_alive():
+            child.process.kill()
+            status = Status.TIMED_OUT
+        child.process.join(timeout=10)
         return Outcome(
-            Status.TIMED_OUT,
-            exit_code=self._process.exitcode,
-            output=output,
-            output_bytes=output_bytes,
-            wall_time_ms=wall_ms,
+            status, exit_code=child.process.exitcode, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms
         )
 
-    def _read_output(self) -> tuple[str, int]:
-        try:
-            with open(self._log_path, "rb") as log:
-                head = log.read(OUTPUT_RETURNED_BYTES)
-                size = os.fstat(log.fileno()).st_size
-        except OSError:
-            return "", 0
-        return head.decode("utf-8", errors="replace"), size
+
+def _read_output(log_path: str) -> tuple[str, int]:
+    try:
+        with open(log_path, "rb") as log:
+            head = log.read(OUTPUT_RETURNED_BYTES)
+            size = os.fstat(log.fileno()).st_size
+    except OSError:
+        return "", 0
+    return head.decode("utf-8", errors="replace"), size
 
 
 def run_once(func: str, payload: Any = None, timeout_s: float = 60.0, limits: Limits = Limits()) -> Outcome:
@@ -195,14 +258,21 @@ def resolve(name: str):
     return getattr(importlib.import_module(module_name), attr)
 
 
-def _child_main(conn, log_path: str, setup: str | None, limits: Limits) -> None:
+def _child_main(conn, log_path: str, setup: str | None, preload: tuple[str, ...], limits: Limits) -> None:
     _redirect_output(log_path, limits.output_bytes)
     if limits.address_space_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
     try:
-        if setup:
-            resolve(setup)()
-        conn.send(("ok", None))
+        # First phase: imports only, which may run beside another child's timed job.
+        for name in preload:
+            resolve(name)
+        setup_function = resolve(setup) if setup else None
+        # Second phase, once the parent says so: whatever touches the device.
+        _kind, setup_payload = conn.recv()
+        value = setup_function(setup_payload) if setup_function else None
+        conn.send(("ok", value))
+    except EOFError:
+        return  # the parent ended this child before releasing it
     except BaseException:
         conn.send(("error", traceback.format_exc()))
         return

@@ -47,9 +47,56 @@ def poisoned(_payload=None):
     return Poisoned()
 
 
-def failing_setup():
+def failing_setup(_payload=None):
     raise RuntimeError("setup failed")
 
 
-def slow_setup():
+def slow_setup(_payload=None):
     time.sleep(1.0)
+
+
+# ---- A GPU worker's life on the CPU: setup and job that report what they saw and when -----------------
+# The device identity is read from STANDIN_IDENTITY_FILE at setup (an operator changing clocks or the driver);
+# each measurement of the ceilings appends a line to STANDIN_MEASURE_LOG, so a test counts them from outside.
+
+IMPORTED_AT = time.time()  # this module is the job's: a judge's child imports it in its first phase
+_SETUP: dict = {}
+
+
+def ceilings_setup(payload=None):
+    """kernels.gpu.warm_up's decisions with the device replaced by files."""
+    from kernels.ceilings import setup_answer
+
+    _SETUP["started_at"] = time.time()
+    path = os.environ.get("STANDIN_IDENTITY_FILE", "")
+    identity = {"uuid": open(path).read().strip() if path else "GPU-standin"}  # noqa: SIM115
+
+    def measure():
+        with open(os.environ["STANDIN_MEASURE_LOG"], "a") as log:
+            log.write(f"{os.getpid()}\n")
+        return {"copy_gbps": 4100.0, "fp32_tflops": 67.0, "measured_at": time.time()}
+
+    answer, _measured = setup_answer(payload, identity, measure)
+    _SETUP["ceilings"] = answer["ceilings"]
+    return answer
+
+
+def timed_job(payload):
+    """Stands for a timed GPU job: 'times' for the job's time budget, and reports the ceilings it was handed
+    and when this process imported, set up, started and ended the job (JSON in the message)."""
+    import json
+
+    from kernels.results import Ceilings, JudgeResult, Verdict
+
+    start = time.time()
+    time.sleep(payload["options"]["time_budget_s"])
+    times = {
+        "pid": os.getpid(),
+        "imported_at": IMPORTED_AT,
+        "setup_at": _SETUP["started_at"],
+        "job_start": start,
+        "job_end": time.time(),
+    }
+    return JudgeResult(
+        Verdict.ACCEPTED, json.dumps(times), payload["problem"], ceilings=Ceilings.from_dict(_SETUP["ceilings"])
+    )

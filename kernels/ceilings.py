@@ -1,0 +1,48 @@
+"""Ceilings kept by the GPU worker: measured by one child, handed to every later one (no CuPy here).
+
+Measuring the ceilings (a 1 GiB copy, an FMA kernel, two 8192^3 cuBLAS GEMMs) costs a child about a second
+of GPU time, and their figures do not change from one job to the next on the same GPU. So the parent
+(`kernels.judge.GpuJudge`) keeps the answer of the child that measured them and sends it in the setup
+payload of each later child (`payload_for`); the child measures again only when it finds no ceilings, or
+finds itself on a different device than the one they were measured on (`setup_answer`: UUID, driver,
+clocks, power limit, read at its setup). The parent stops handing them on once they are older than
+`max_age_s`, so a slow drift (a GPU that clocks down as it ages in a warm rack) is caught on a schedule.
+
+A child measures only in its setup, which runs after the previous job returned and before its own job: never
+while a job is timed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+CEILINGS_MAX_AGE_S = 30 * 60
+
+
+def payload_for(
+    kept: dict[str, Any] | None, max_age_s: float, rehearse: list[str] | None, now: float | None = None
+) -> dict[str, Any]:
+    """The setup payload of the next child: the kept ceilings while they are fresh, the device identity they
+    were measured on, and the problems whose first use the child should rehearse (None: all of them)."""
+    now = time.time() if now is None else now
+    ceilings = (kept or {}).get("ceilings")
+    fresh = bool(ceilings) and now - (ceilings.get("measured_at") or 0.0) < max_age_s
+    return {
+        "ceilings": ceilings if fresh else None,
+        "identity": (kept or {}).get("identity"),
+        "rehearse": rehearse,
+    }
+
+
+def setup_answer(
+    payload: dict[str, Any] | None, identity: dict[str, Any], measure: Callable[[], dict[str, Any]]
+) -> tuple[dict[str, Any], bool]:
+    """In the child, at setup: the handed ceilings when they were measured on this very device, else a fresh
+    measurement (`measure()`, which must stamp `measured_at`). Returns (answer for the parent, measured)."""
+    payload = payload or {}
+    handed = payload.get("ceilings")
+    if handed and payload.get("identity") == identity:
+        return {"identity": identity, "ceilings": handed, "measured": False}, False
+    return {"identity": identity, "ceilings": measure(), "measured": True}, True

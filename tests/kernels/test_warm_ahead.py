@@ -1,0 +1,122 @@
+"""The GPU worker's children on the CPU (tests/kernels/standins.py): ceilings measured once per worker and
+handed on, measured again on another device or past their age; a successor that imports during the job but
+sets up (where it would touch the GPU) only once the job has returned. Each job still gets a fresh child."""
+
+import json
+
+import pytest
+
+from kernels import ceilings
+from kernels.judge import GpuJudge, JudgeOptions
+from kernels.results import CompileResult, Verdict
+
+S = "tests.kernels.standins:"
+COMPILED = CompileResult(verdict=Verdict.COMPILED, message="", problem="sgemm", arch="sm_90")
+
+
+@pytest.fixture
+def device(tmp_path, monkeypatch):
+    """The stand-in device: its identity file and the log of ceiling measurements."""
+    identity, log = tmp_path / "identity", tmp_path / "measured.log"
+    identity.write_text("GPU-0")
+    log.write_text("")
+    monkeypatch.setenv("STANDIN_IDENTITY_FILE", str(identity))
+    monkeypatch.setenv("STANDIN_MEASURE_LOG", str(log))
+    return identity, log
+
+
+def measurements(log) -> int:
+    return len(log.read_text().split())
+
+
+def run(judge: GpuJudge, job_s: float = 0.0):
+    result = judge.judge(COMPILED, JudgeOptions(seed=1, time_budget_s=job_s, timeout_s=60))
+    assert result.verdict is Verdict.ACCEPTED, result.error
+    return result, json.loads(result.message)
+
+
+def standin_judge(**options) -> GpuJudge:
+    return GpuJudge(warm=True, job=S + "timed_job", warm_up=S + "ceilings_setup", **options)
+
+
+def test_the_first_child_measures_the_ceilings_and_every_later_child_is_handed_them(device):
+    _identity, log = device
+    with standin_judge() as judge:
+        assert judge.start() is None
+        results = [run(judge) for _ in range(3)]
+
+    assert measurements(log) == 1 and judge.ceilings_measured == 1
+    stamps = {result.ceilings.measured_at for result, _ in results}
+    assert len(stamps) == 1 and None not in stamps  # every result records the ceilings it used
+    assert results[0][0].ceilings.copy_gbps == 4100.0
+    assert len({times["pid"] for _, times in results}) == 3  # still a fresh child per job
+
+
+def test_a_child_on_another_device_identity_measures_again(device):
+    identity, log = device
+    with standin_judge() as judge:
+        judge.start()
+        identity.write_text("GPU-1")  # the driver or the clocks changed after the first child was set up
+        first, _ = run(judge)
+        second, _ = run(judge)  # its child, set up after the first job, found another device: measured
+        third, _ = run(judge)  # handed what the second measured, on the device it runs on
+
+    assert measurements(log) == 2 and judge.ceilings_measured == 2
+    assert first.ceilings.measured_at < second.ceilings.measured_at == third.ceilings.measured_at
+    assert judge.kept["identity"] == {"uuid": "GPU-1"}
+
+
+def test_ceilings_past_their_age_are_measured_again_by_the_next_child(device):
+    _identity, log = device
+    with standin_judge(ceilings_max_age_s=0) as judge:
+        judge.start()
+        stamps = [run(judge)[0].ceilings.measured_at for _ in range(3)]
+
+    assert stamps[0] < stamps[1] < stamps[2]  # each job's child measured its own
+    assert measurements(log) >= 3  # (the last successor may be ended before its setup)
+
+
+def test_the_kept_ceilings_are_handed_on_while_fresh_and_not_after():
+    kept = {"identity": {"uuid": "GPU-0"}, "ceilings": {"copy_gbps": 1.0, "measured_at": 1000.0}}
+
+    fresh = ceilings.payload_for(kept, max_age_s=60, rehearse=["sgemm"], now=1059.0)
+    stale = ceilings.payload_for(kept, max_age_s=60, rehearse=None, now=1060.0)
+
+    assert fresh == {"ceilings": kept["ceilings"], "identity": {"uuid": "GPU-0"}, "rehearse": ["sgemm"]}
+    assert stale["ceilings"] is None and stale["identity"] == {"uuid": "GPU-0"}
+    assert ceilings.payload_for(None, 60, None)["ceilings"] is None
+
+
+def test_a_child_keeps_handed_ceilings_only_on_the_device_they_were_measured_on():
+    handed = {"ceilings": {"copy_gbps": 1.0, "measured_at": 5.0}, "identity": {"uuid": "GPU-0", "driver": "580"}}
+    measure = lambda: {"copy_gbps": 2.0, "measured_at": 9.0}  # noqa: E731
+
+    same, measured_same = ceilings.setup_answer(handed, {"uuid": "GPU-0", "driver": "580"}, measure)
+    upgraded, measured_upgraded = ceilings.setup_answer(handed, {"uuid": "GPU-0", "driver": "590"}, measure)
+    first, measured_first = ceilings.setup_answer(None, {"uuid": "GPU-0"}, measure)
+
+    assert (same["ceilings"]["copy_gbps"], measured_same) == (1.0, False)
+    assert (upgraded["ceilings"]["copy_gbps"], measured_upgraded) == (2.0, True)
+    assert measured_first and first["identity"] == {"uuid": "GPU-0"}
+
+
+def test_the_successor_imports_during_the_job_and_sets_up_only_after_it_returned(device):
+    with standin_judge() as judge:
+        judge.start()
+        _, first = run(judge, job_s=2.0)
+        _, second = run(judge, job_s=0.0)
+
+    # The second job's child was started while the first job ran, and had imported its modules by the
+    # time that job ended; its setup (the GPU phase) began only after the job had returned.
+    assert second["pid"] != first["pid"]
+    assert first["job_start"] < second["imported_at"] < first["job_end"]
+    assert second["setup_at"] >= first["job_end"]
+
+
+def test_without_warming_ahead_the_successor_starts_only_after_the_job(device):
+    with standin_judge(warm_ahead=False) as judge:
+        judge.start()
+        _, first = run(judge, job_s=0.5)
+        _, second = run(judge)
+
+    assert second["imported_at"] > first["job_end"] and second["setup_at"] > first["job_end"]
