@@ -59,7 +59,12 @@ def judge():
 
         from kernels import GpuJudge
 
-        _judge = GpuJudge(warm=True, job=settings.SUBMISSIONS_JUDGE_JOB, warm_up=settings.SUBMISSIONS_JUDGE_WARM_UP)
+        _judge = GpuJudge(
+            warm=True,
+            job=settings.SUBMISSIONS_JUDGE_JOB,
+            warm_up=settings.SUBMISSIONS_JUDGE_WARM_UP,
+            ceilings_max_age_s=settings.GPU_CEILINGS_MAX_AGE_S,
+        )
     return _judge
 
 
@@ -154,7 +159,7 @@ def _start_gpu_process(**kwargs):
         return
     from django.conf import settings
 
-    judge().worker.spawn()  # warm-up (CUDA context, cuBLAS, ceilings) runs while the worker waits for a job
+    judge().worker.spawn()  # warm-up (CUDA context, cuBLAS, ceilings measured) runs while the worker waits for a job
     try:
         register()
     except Exception:

@@ -342,6 +342,9 @@ DEFAULT_GPU_KIND = env_str("DEFAULT_GPU_KIND", GPU_KINDS[0])
 # What the GPU worker's sandboxed child runs ("module:function"); tests point these at a CPU stand-in.
 SUBMISSIONS_JUDGE_JOB = env_str("SUBMISSIONS_JUDGE_JOB", "kernels.runner:judge_job")
 SUBMISSIONS_JUDGE_WARM_UP = env_str("SUBMISSIONS_JUDGE_WARM_UP", "kernels.gpu:warm_up")
+# A GPU worker's first child measures the GPU's ceilings; later children are handed them until they are this
+# old (or the device's identity changed: kernels/ceilings.py), then the next child measures again.
+GPU_CEILINGS_MAX_AGE_S = env_int("GPU_CEILINGS_MAX_AGE_S", 30 * 60)
 # Deadlines after which the sweeper re-queues a submission (at most SUBMISSION_MAX_ATTEMPTS times, then fails it).
 SUBMISSION_COMPILE_DEADLINE_S = env_int("SUBMISSION_COMPILE_DEADLINE_S", 5 * 60)
 SUBMISSION_GPU_QUEUE_DEADLINE_S = env_int("SUBMISSION_GPU_QUEUE_DEADLINE_S", 60 * 60)  # waiting for a free GPU

@@ -24,7 +24,7 @@ from kernels.results import BenchResult, JudgeResult, KernelResources, ShapeChec
 GPU_NAME = "CPU stand-in"
 
 
-def warm_up() -> None:
+def warm_up(_payload=None) -> None:
     """Nothing to warm: no CUDA here."""
 
 
