@@ -16,6 +16,7 @@ from apps.submissions.services.exercises import exercise_save, exercises_import
 from apps.submissions.services.lifecycle import IN_PROGRESS, TRANSITIONS, TransitionRefused, web_status
 from apps.submissions.services.pipeline import (
     submission_compile,
+    submission_gpu_claim,
     submission_gpu_record,
     submission_gpu_start,
     submission_judge,
@@ -47,6 +48,7 @@ __all__ = [
     "reference_results_load",
     "submission_compile",
     "submission_create",
+    "submission_gpu_claim",
     "submission_gpu_record",
     "submission_gpu_start",
     "submission_judge",

@@ -4,6 +4,11 @@
 Celery delivers a job at least once (acks_late, reject_on_worker_lost), so each stage is idempotent: a
 stage that finds its work done does nothing, and a GPU run is recorded only by the attempt that started
 last (`attempts` is the token), so a job that ran twice after a lost worker is recorded once.
+
+A GPU message means "there is a compiled submission to run", not "run this one": the worker claims the
+oldest submission of the reader served least recently (`submission_gpu_claim`), so one reader's twenty
+queued kernels do not hold back another reader's one by more than the job already running. Each compiled
+submission has one message, each message claims one submission, so every submission is still run once.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from apps.submissions.models import GpuWorker, Submission, Unit
@@ -112,6 +117,64 @@ def submission_gpu_start(*, submission_id: int, worker_name: str) -> int | None:
     return submission.attempts
 
 
+# How many submissions one claim may find taken by another worker before it gives up. Only where the
+# database has no SKIP LOCKED (SQLite, which serialises writers anyway) can two workers pick the same one.
+_CLAIM_TRIES = 5
+
+
+def _fairest_compiled(gpu_kind: str, worker_name: str, exclude: set[int]) -> int | None:
+    """The next submission for a GPU of this kind: an orphan of this worker first (its process died in the
+    middle of a job, or the job's record failed and its task is retried), else the oldest compiled
+    submission of the reader whose last GPU run started longest ago (never: first). Locked until the
+    transaction ends; rows another worker has locked are skipped (PostgreSQL), not waited for."""
+    orphan = (
+        Submission.objects.filter(status=Status.RUNNING, worker=worker_name, gpu_kind=gpu_kind)
+        .exclude(pk__in=exclude)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if orphan is not None:
+        return orphan
+    last_served = (
+        Submission.objects.filter(user=OuterRef("user"), started_at__isnull=False)
+        .order_by("-started_at")
+        .values("started_at")[:1]
+    )
+    return (
+        Submission.objects.filter(status=Status.COMPILED, gpu_kind=gpu_kind)
+        .exclude(pk__in=exclude)
+        .annotate(reader_served_at=Subquery(last_served))
+        .order_by(F("reader_served_at").asc(nulls_first=True), "created_at", "pk")
+        .select_for_update(skip_locked=True)
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def submission_gpu_claim(*, submission_id: int, worker_name: str) -> tuple[int, int] | None:
+    """The GPU task's claim, for the message of `submission_id`: (the submission to run, its attempt), or
+    None when there is nothing to run. A message whose submission is running is a redelivery after its
+    worker was lost: that one runs again (or not, if it runs elsewhere). Otherwise the fairest compiled
+    submission of its GPU kind (`_fairest_compiled`), whichever message announced it."""
+    own = Submission.objects.filter(pk=submission_id).values("status", "gpu_kind").first()
+    if own is None:
+        return None
+    if own["status"] == Status.RUNNING:
+        attempt = submission_gpu_start(submission_id=submission_id, worker_name=worker_name)
+        return (submission_id, attempt) if attempt else None
+    taken: set[int] = set()
+    for _ in range(_CLAIM_TRIES):
+        with transaction.atomic():
+            candidate = _fairest_compiled(own["gpu_kind"], worker_name, taken)
+            if candidate is None:
+                return None
+            attempt = submission_gpu_start(submission_id=candidate, worker_name=worker_name)
+        if attempt:
+            return candidate, attempt
+        taken.add(candidate)  # finished, running elsewhere, or out of attempts meanwhile
+    return None
+
+
 def _headline(result: dict) -> dict | None:
     """The benchmark pages sort and chart by: the problem's largest shape, by FLOPs, or by bytes moved for
     problems reported in GB/s (memory-bound: a transpose does no arithmetic at all)."""
@@ -170,12 +233,14 @@ def submission_gpu_record(*, submission_id: int, attempt: int, result, worker_na
 
 
 def submission_judge(*, submission_id: int, worker_name: str, judge) -> bool:
-    """The GPU task's service: claim, judge in the worker's warm sandbox (`kernels.GpuJudge`), record."""
+    """The GPU task's service: claim (the fairest submission, not necessarily the message's own), judge in
+    the worker's warm sandbox (`kernels.GpuJudge`), record."""
     from kernels import CompileResult, JudgeOptions
 
-    attempt = submission_gpu_start(submission_id=submission_id, worker_name=worker_name)
-    if attempt is None:
+    claimed = submission_gpu_claim(submission_id=submission_id, worker_name=worker_name)
+    if claimed is None:
         return False
+    submission_id, attempt = claimed
     submission = Submission.objects.select_related("exercise").get(pk=submission_id)
     compiled = CompileResult.from_dict(submission.compiled)
     result = judge.judge(compiled, JudgeOptions(timeout_s=float(submission.exercise.gpu_time_limit_s)))
