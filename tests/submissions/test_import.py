@@ -60,7 +60,7 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     assert all(e.statement_html.startswith("<p>") and e.is_open and e.gpu_time_limit_s > 0 for e in exercises.values())
     assert exercises[32].capsule.title == "Kernel 1: Naive"
     ladder = {(r.problem, r.step): r for r in ReferenceResult.objects.filter(gpu_kind="h200")}
-    assert len(ladder) == 37 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
+    assert len(ladder) == 45 and all(r.verdict == "accepted" and r.gpu_name == "NVIDIA H200" for r in ladder.values())
     sgemm = lambda step: ladder["sgemm", step]  # noqa: E731
     assert 0.5 < sgemm("01_naive.cu").pct_of_baseline < 2 < 80 < sgemm("08_warptiling.cu").pct_of_baseline < 100
     assert ladder["hgemm", "12_hgemm_wgmma.cu"].tflops > 100
@@ -69,8 +69,12 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     assert {problem for problem, _ in ladder} >= {"transpose", "reduce_sum", "prefix_sum", "gemv", "fp8_quant"}
     # Issue 15's: the Hopper BF16 GEMM, TMA and wgmma far above the naive rung.
     assert ladder["bf16_gemm", "04_cluster_persistent.cu"].tflops > 500 > 10 > ladder["bf16_gemm", "01_naive.cu"].tflops
+    # Issue 16's: attention on Hopper far above the naive three kernels; paged decode near the copy bandwidth.
+    assert ladder["attention", "04_wgmma_tma.cu"].tflops > 500 > 100 > ladder["attention", "01_naive.cu"].tflops
+    paged = lambda step: ladder["paged_decode", step].pct_of_roofline  # noqa: E731
+    assert paged("03_page_ring.cu") > 90 > paged("02_split_kv.cu") > 70 > 10 > paged("01_naive.cu")
     call_command("load_demo")  # again: nothing doubles
-    assert ReferenceResult.objects.count() == 37 and Exercise.objects.count() == 33
+    assert ReferenceResult.objects.count() == 45 and Exercise.objects.count() == 33
     # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside
     # (and issue 16's paged decode on 55).
     ladders = ("vector_add", "sgemm", "hgemm", "bf16_gemm", "attention")

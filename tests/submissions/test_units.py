@@ -223,7 +223,7 @@ def test_results_stored_before_gbps_existed_read_as_tflops(db):
 
 
 def test_the_demo_ladder_loads_with_roofline_and_gbps_from_its_results(db):
-    assert services.reference_results_load(path=FIXTURE) == 37
+    assert services.reference_results_load(path=FIXTURE) == 45
     rows = json.loads(FIXTURE.read_text())["results"]
     for row in rows:
         benchmarks = row["result"]["benchmarks"]
@@ -231,7 +231,9 @@ def test_the_demo_ladder_loads_with_roofline_and_gbps_from_its_results(db):
         by_bytes = benchmarks[0].get("unit") == "GB/s"  # results judged before GB/s existed have no unit
         bench = max(benchmarks, key=lambda b: b["bytes_moved"] if by_bytes else b["flops"])
         stored = ReferenceResult.objects.get(problem=row["problem"], step=row["step"])
-        assert stored.unit == ("GB/s" if row["problem"] not in ("sgemm", "hgemm", "bf16_gemm") else "TFLOP/s")
+        assert stored.unit == (
+            "GB/s" if row["problem"] not in ("sgemm", "hgemm", "bf16_gemm", "attention") else "TFLOP/s"
+        )
         assert stored.gbps == bench["gbps"] and stored.pct_of_roofline == bench["pct_of_roofline"]
         assert stored.tflops == bench["tflops"] and stored.pct_of_baseline == bench["pct_of_baseline"]
 

@@ -16,8 +16,8 @@
 // dynamic shared memory; launch 2 combines the splits).
 // Prediction: the gaps between a warp's pages closed: from 77-82% to about 90% of the copy roofline.
 // Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), % of the copy roofline (02 beside):
-//   64 sequences, 524288 tokens in all: 0.529 ms, 4064 GB/s, 97.0% (02: 82.0%); 128 sequences, 524288 tokens:
-//   0.526 ms, 97.4% (81.6%); 256 sequences, 262144 tokens: 0.277 ms, 3888 GB/s, 92.8% (77.1%).
+//   64 sequences, 524288 tokens in all: 0.529 ms, 4058 GB/s, 97.4% (02: 82.0%); 128 sequences, 524288 tokens:
+//   0.526 ms, 98.2% (81.6%); 256 sequences, 262144 tokens: 0.277 ms, 3898 GB/s, 93.6% (77.1%).
 //   Not kept: 02 with only the evict-first hint (81.4 / 80.8 / 75.4%: the hint alone is not the gain); rings of
 //   3 pages with 2 blocks per SM (95.0 / 95.5 / 89.2% with 32-page splits, 84.4 / 85.0 / 80.7% with 16): fewer
 //   warps in flight lose more than the deeper ring wins.
