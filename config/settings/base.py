@@ -237,6 +237,10 @@ if STRIPE_TEST_MODE:
     globals().update(STRIPE_TEST_MODE_SETTINGS)
     STRIPE_API_BASE = STRIPE_API_BASE or "http://127.0.0.1:8420"  # localstripe's own default port
 
+# How long each process may reuse its reading of the public pages' version (config/caching.py): an edit shows on
+# anonymous pages within this time. 0 reads it on every request (the tests do).
+PUBLIC_VERSION_TTL_MS = env_int("PUBLIC_VERSION_TTL_MS", 1000)
+
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
 # Fixed in code like ACCOUNT_RATE_LIMITS: product rules, not per-machine configuration.
 REVIEWS_MAX_LINKS = 2  # more web addresses than this in one review reads as spam

@@ -40,6 +40,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; n
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
 DEMO_DATA_ALLOWED = True
+PUBLIC_VERSION_TTL_MS = 0  # an edit shows on the very next request (config/caching.py)
 STRIPE_TEST_MODE_ALLOWED = True  # the local Stripe stand-in may run here (config/settings/base.py)
 
 # Serve static files straight from the source folders; no collectstatic needed.

@@ -2,6 +2,7 @@
 validated by an ETag and rendered once per version of what they show; anything personal or locked stays
 `private, no-store`, and no shared page carries one visitor's CSRF token or name."""
 
+import time
 from unittest import mock
 
 import pytest
@@ -75,6 +76,20 @@ def test_a_cached_page_is_served_from_the_process_own_copy(client, mini_book):
         again = client.get(url)
     assert again.content == first.content and again["ETag"] == first["ETag"]
     assert not shared.called  # no round trip to Redis for a page this process rendered or fetched
+
+
+def test_a_process_reuses_its_reading_of_the_version_for_a_moment(client, mini_book, settings):
+    settings.PUBLIC_VERSION_TTL_MS = 1000  # production's (the tests read it on every request)
+    url = reverse("pages:landing")
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    assert len(queries) == 0, [q["sql"] for q in queries]
+    capsule = _free(mini_book)
+    capsule.title = "Retitled A Second Ago"
+    capsule_save(capsule=capsule)
+    with mock.patch("config.caching.time.monotonic", return_value=time.monotonic() + 1.01):
+        assert "Retitled A Second Ago" in client.get(url).content.decode()
 
 
 def test_a_query_string_is_public_and_validated_but_not_kept(client, mini_book):
