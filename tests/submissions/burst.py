@@ -105,24 +105,21 @@ class Processes:
     """The site's processes, each in a session of its own (stopped with its children), logging to a file."""
 
     def __init__(self, folder: Path, env: dict[str, str]):
-        self.folder, self.env, self.running = folder, env, {}
+        self.folder, self.env = folder, env
+        self.running: dict[str, subprocess.Popen] = {}
+        self.ready_marks: dict[str, str] = {}  # what each prints once it serves
 
     def start(self, name: str, command: list[str], ready: str, **env: str) -> None:
-        log = self.folder / f"{name}.log"
-        self.running[name] = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env={**self.env, **env},
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.running[name].ready_mark = ready
+        with (self.folder / f"{name}.log").open("wb") as log:  # the child keeps its own copy of the file
+            self.running[name] = subprocess.Popen(
+                command, cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self.ready_marks[name] = ready
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         for name, process in self.running.items():
-            while process.ready_mark not in self.log(name):
+            while self.ready_marks[name] not in self.log(name):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"{name} did not start:\n{self.log(name)[-3000:]}")
                 time.sleep(0.1)
