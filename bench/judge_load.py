@@ -56,6 +56,7 @@ STANDIN = "tests.submissions.standin_judge"
 READY_TIMEOUT_S = 120
 FINISHED = {"passed", "failed", "error", "timed_out"}
 TOLERANCE_PCT = 1.0  # the issue's "within 1%"
+CONTROL_JOBS = 4  # jobs of the hidden check's control, each after 5 s of its disturbing child's imports
 
 
 def main() -> int:
@@ -81,9 +82,10 @@ def main() -> int:
     try:
         if args.hidden_check:
             report["hidden"] = hidden_check(args)
-        exercise, readers = prepare(args)
-        processes.start_workers(gpus, args.compile_concurrency)
-        report["first_jobs"] = phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
+        if args.alone or args.submissions:
+            exercise, readers = prepare(args)
+            processes.start_workers(gpus, args.compile_concurrency)
+            report["first_jobs"] = phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
         if args.alone:
             report["alone"] = phase_alone(exercise, readers["alone"], args.alone, args.idle_s, args.timeout)
         if args.submissions:
@@ -150,33 +152,57 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
 
 
 def hidden_check(args) -> dict:
-    """The kernel's median with the successor importing during each job, and with nothing beside the job."""
+    """The kernel's median with the successor importing during each job (as the GPU worker runs), and with
+    nothing beside the job; then, as a control that the comparison can see a disturbance, with a full
+    warm-up on the GPU (context, ceilings measured, problems rehearsed) started just as each job starts."""
     from kernels import GpuJudge, JudgeOptions, compile_submission
 
     compiled = compile_submission(example_source(args.problem), args.problem)
     if not compiled.ok:
         raise RuntimeError(f"the example does not compile: {compiled.log}")
     kw = {"job": f"{STANDIN}:judge_job", "warm_up": f"{STANDIN}:warm_up"} if args.cpu_standin else {}
-    medians: dict[str, list[float]] = {"warm_ahead": [], "alone": []}
+    medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
-    for mode in ("warm_ahead", "alone", "warm_ahead", "alone"):
+    for mode in ("warm_ahead", "alone", "warm_ahead", "alone", "control"):
         with GpuJudge(warm=True, warm_ahead=mode == "warm_ahead", **kw) as judge:
             error = judge.start()
             if error:
                 raise RuntimeError(f"the judge did not start: {error}")
-            for _ in range(args.hidden_check):
-                result = judge.judge(compiled, JudgeOptions())
+            for _ in range(min(args.hidden_check, CONTROL_JOBS) if mode == "control" else args.hidden_check):
+                with warm_up_beside(kw.get("warm_up"), on=mode == "control"):
+                    result = judge.judge(compiled, JudgeOptions())
                 verdicts.add(result.verdict.value)
                 if result.benchmarks:
                     medians[mode].append(result.benchmarks[-1].candidate.median_ms)
-    with_successor, without = median(medians["warm_ahead"]), median(medians["alone"])
+    with_successor, without, control = (median(medians[m]) for m in ("warm_ahead", "alone", "control"))
     return {
         "jobs_per_mode": 2 * args.hidden_check,
         "verdicts": sorted(verdicts),
         "median_ms_successor_importing": with_successor,
         "median_ms_nothing_beside": without,
         "diff_pct": pct_diff(with_successor, without),
+        "median_ms_control_warm_up_beside": control,
+        "control_diff_pct": pct_diff(control, without),
     }
+
+
+@contextlib.contextmanager
+def warm_up_beside(warm_up: str | None, on: bool):
+    """A child of its own whose imports are done beforehand and whose setup (the GPU part of a warm-up)
+    is released as the block starts: what the GPU worker must never do while a job is timed."""
+    if not on:
+        yield
+        return
+    from kernels import judge, sandbox
+
+    other = sandbox.Worker(setup=warm_up or judge.WARM_UP)
+    other.prepare_successor()
+    time.sleep(5.0)  # its imports (CuPy, the problems), which do not touch the GPU
+    other.promote()
+    try:
+        yield
+    finally:
+        other.close()
 
 
 # ---- 2. the site and its workers ---------------------------------------------------------------------
@@ -451,7 +477,8 @@ def print_report(report: dict) -> None:
         print(
             f"hidden-from-timing: median {fmt(h['median_ms_successor_importing'])} ms with the successor importing, "
             f"{fmt(h['median_ms_nothing_beside'])} ms with nothing beside the job: {fmt(h['diff_pct'])}% apart "
-            f"({h['jobs_per_mode']} jobs each)"
+            f"({h['jobs_per_mode']} jobs each); control, a warm-up on the GPU beside each job: "
+            f"{fmt(h['median_ms_control_warm_up_beside'])} ms, {fmt(h['control_diff_pct'])}% apart"
         )
     rows = [
         ("submit to result, s", "submit_to_result_s"),
@@ -463,11 +490,13 @@ def print_report(report: dict) -> None:
         ("kernel's timed median, ms", "kernel_median_ms"),
     ]
     phases = [(name, report[name]) for name in ("alone", "burst") if report.get(name)]
-    print(f"{'':36}" + "".join(f"{name + ' p50 / p95':>26}" for name, _ in phases))
-    print(f"{'submissions per minute per GPU':36}" + "".join(f"{fmt(p['per_minute_per_gpu']):>26}" for _, p in phases))
-    for label, key in rows:
-        cells = [f"{fmt(p[key]['p50'])} / {fmt(p[key]['p95'])}" if p.get(key) else "-" for _, p in phases]
-        print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))
+    if phases:
+        print(f"{'':36}" + "".join(f"{name + ' p50 / p95':>26}" for name, _ in phases))
+        rate = "".join(f"{fmt(p['per_minute_per_gpu']):>26}" for _, p in phases)
+        print(f"{'submissions per minute per GPU':36}{rate}")
+        for label, key in rows:
+            cells = [f"{fmt(p[key]['p50'])} / {fmt(p[key]['p95'])}" if p.get(key) else "-" for _, p in phases]
+            print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))
     for name, phase in phases:
         print(f"{name}: statuses {phase['statuses']}, verdicts {phase['verdicts']}")
     if report.get("burst"):

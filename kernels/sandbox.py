@@ -142,8 +142,8 @@ class Worker:
 
     def spawn(self) -> None:
         """Start a new child (ending any current one) and release it at once: its setup then runs while the
-        caller does other work; the next `call` waits for it."""
-        self.close()
+        caller does other work; the next `call` waits for it. A successor being prepared is kept."""
+        self._end(self._child)
         self._child = self._new_child()
         self._child.release(self.setup_payload())
 
