@@ -383,9 +383,24 @@ def figures(ids: list[int], gpus: int) -> dict:
         "gpu_queue_wait_s": spread([seconds(s.compiled_at, s.started_at) for s in judged if s.compiled_at]),
         "gpu_stage_s": spread([seconds(s.started_at, s.finished_at) for s in judged]),
         "gpu_job_ms": spread([r.get("wall_time_ms") for r in results]),
+        "setup_wait_ms": spread([r.get("setup_wait_ms") for r in results]),
+        "between_jobs_s": spread(gaps(judged)),
         "kernel_median_ms": spread([headline_ms(r) for r in results]),
         "ceilings_measured_at": sorted({(r.get("ceilings") or {}).get("measured_at") or 0 for r in results}),
     }
+
+
+def gaps(judged: list) -> list[float]:
+    """Each worker's idle time from one result to its next job's start (the claim, the wait for a warm
+    child, the broker): what the GPU does not spend on jobs."""
+    by_worker: dict[str, list] = {}
+    for s in judged:
+        by_worker.setdefault(s.worker, []).append(s)
+    found = []
+    for jobs in by_worker.values():
+        jobs.sort(key=lambda s: s.started_at)
+        found += [(b.started_at - a.finished_at).total_seconds() for a, b in zip(jobs, jobs[1:], strict=False)]
+    return found
 
 
 def fairness(lone_id: int, ids: list[int]) -> dict:
@@ -487,6 +502,8 @@ def print_report(report: dict) -> None:
         ("GPU queue wait, s", "gpu_queue_wait_s"),
         ("GPU stage (claim to result), s", "gpu_stage_s"),
         ("GPU job in the child, ms", "gpu_job_ms"),
+        ("job's wait for its child's setup, ms", "setup_wait_ms"),
+        ("worker idle between jobs, s", "between_jobs_s"),
         ("kernel's timed median, ms", "kernel_median_ms"),
     ]
     phases = [(name, report[name]) for name in ("alone", "burst") if report.get(name)]

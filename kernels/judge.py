@@ -120,6 +120,7 @@ class GpuJudge:
             self.worker.close()
         result = _from_outcome(outcome, compiled.problem, seed, options.timeout_s)
         result.compile_time_ms = compiled.compile_time_ms
+        result.setup_wait_ms = self.worker.setup_wait_ms
         return result
 
     def close(self) -> None:

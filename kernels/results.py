@@ -274,6 +274,7 @@ class JudgeResult(_Schema):
     error: str = ""  # the CUDA error or traceback for RUNTIME_ERROR / CRASHED / INTERNAL_ERROR
     compile_time_ms: float = 0.0
     wall_time_ms: float = 0.0  # the GPU run, from sending the job to the answer
+    setup_wait_ms: float = 0.0  # how long the job waited for its child's setup (0: the child was warm already)
 
     @property
     def passed(self) -> bool:

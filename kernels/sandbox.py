@@ -124,6 +124,7 @@ class Worker:
         self.startup_timeout_s = startup_timeout_s
         self.setup_payload = setup_payload or (lambda: None)
         self.setup_value: Any = None  # what the latest completed setup returned
+        self.setup_wait_ms = 0.0  # how long the latest call waited for its child's setup to finish
         self._child: _Child | None = None
         self._successor: _Child | None = None
 
@@ -179,8 +180,10 @@ class Worker:
         """Run func(payload) in the child; start (or restart) the child first when needed."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()
+        self.setup_wait_ms = 0.0
         if self._child.setting_up:
             started = self._await_setup()
+            self.setup_wait_ms = started.wall_time_ms
             if started.status is not Status.OK:
                 return started
         begin = time.perf_counter()
