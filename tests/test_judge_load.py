@@ -39,6 +39,7 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     for key in ("submit_to_result_s", "compile_stage_s", "gpu_queue_wait_s", "gpu_stage_s", "gpu_job_ms"):
         assert burst[key]["n"] == 8 and burst[key]["p50"] <= burst[key]["p95"]
     assert burst["per_minute_per_gpu"] > 0 and burst["fairness"]["fifo_position"] == 4
+    assert burst["setup_wait_ms"]["n"] == 8 and burst["between_jobs_s"]["n"] == 7
     assert summary["hidden"]["verdicts"] == ["accepted"] and summary["hidden"]["diff_pct"] == 0.0
     assert "submissions per minute per GPU" in output and "fairness: the lone reader" in output
     assert "PASS  hidden" in output
