@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import subprocess
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -46,7 +47,8 @@ class GpuJudge:
 
     The ceilings are measured by the first child and kept here; every later child receives them in its setup
     payload and measures again only on another device identity, or when they are older than
-    `ceilings_max_age_s` (kernels/ceilings.py). `ceilings_measured` counts the children that measured."""
+    `ceilings_max_age_s` (kernels/ceilings.py); a child that idled past that age is replaced before the next
+    job, by one that measures in its setup. `ceilings_measured` counts the children that measured."""
 
     def __init__(
         self,
@@ -74,6 +76,10 @@ class GpuJudge:
 
     def _setup_payload(self) -> dict[str, Any]:
         return ceilings.payload_for(self.kept, self.ceilings_max_age_s, self._rehearse)
+
+    def _ceilings_stale(self) -> bool:
+        ceilings = (self.kept or {}).get("ceilings") or {}
+        return bool(ceilings) and time.time() - (ceilings.get("measured_at") or 0.0) >= self.ceilings_max_age_s
 
     def _keep_setup_answer(self) -> None:
         answer = self.worker.setup_value
@@ -109,6 +115,8 @@ class GpuJudge:
             "kernels": [k.to_dict() for k in compiled.kernels],
             "options": {"seed": seed, **job_options},
         }
+        if self.warm and self._ceilings_stale():
+            self.worker.promote()  # the child idled past the ceilings' age: a new one measures them first
         if self.warm_ahead:
             self.worker.prepare_successor()
         outcome = self.worker.call(self.job, payload, options.timeout_s)

@@ -3,6 +3,7 @@ handed on, measured again on another device or past their age; a successor that 
 sets up (where it would touch the GPU) only once the job has returned. Each job still gets a fresh child."""
 
 import json
+import time
 
 import pytest
 
@@ -74,6 +75,19 @@ def test_ceilings_past_their_age_are_measured_again_by_the_next_child(device):
 
     assert stamps[0] < stamps[1] < stamps[2]  # each job's child measured its own
     assert measurements(log) >= 3  # (the last successor may be ended before its setup)
+
+
+def test_a_child_that_idled_past_the_ceilings_age_is_replaced_by_one_that_measures(device):
+    _identity, log = device
+    with standin_judge(ceilings_max_age_s=4) as judge:
+        judge.start()
+        first, _ = run(judge)
+        second, _ = run(judge)
+        time.sleep(4.2)  # no job meanwhile: the child set up after the second job holds old ceilings
+        third, _ = run(judge)
+
+    assert first.ceilings.measured_at == second.ceilings.measured_at < third.ceilings.measured_at
+    assert third.ceilings.measured_at > second.ceilings.measured_at + 4
 
 
 def test_the_kept_ceilings_are_handed_on_while_fresh_and_not_after():
