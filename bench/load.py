@@ -315,6 +315,9 @@ class Site:
             str(ROOT / "docker" / "gunicorn.conf.py"),
             "--bind",
             f"127.0.0.1:{self.port}",
+            # Its own control socket: the default one in $HOME would be taken from any other gunicorn on the machine.
+            "--control-socket",
+            str(self.workdir / "gunicorn.ctl"),
         ]
         with self.log.open("ab") as log:
             self.server = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=log)
