@@ -122,8 +122,8 @@ def _public(response, etag: str):
 
 def _cache_get(key: str):
     # This process's copy first: Django's Redis backend builds a new client for every call, which with the round trip
-    # was a third of a cached page's time (bench/load.py). Keys hold the public version, so a copy is never served
-    # after a change; what no version covers is bounded by SERVER_TIMEOUT_S plus LOCAL_TIMEOUT_S.
+    # was a third of a cached page's time (bench/load.py). Keys hold the public version, so a change is seen as soon
+    # as the version is read again; what no version covers is bounded by SERVER_TIMEOUT_S plus LOCAL_TIMEOUT_S.
     stored = caches[LOCAL_CACHE].get(key)
     if stored is not None:
         return stored
