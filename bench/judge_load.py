@@ -108,6 +108,7 @@ def main() -> int:
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu-standin", action="store_true", help="judge with the CPU stand-in (no GPU needed)")
+    parser.add_argument("--standin-job-s", type=float, default=0.0, help="with --cpu-standin: seconds per job")
     parser.add_argument("--problem", default="sgemm", help="a problem with an example.cu (default sgemm)")
     parser.add_argument("--submissions", type=int, default=200, help="the burst's size (0: no burst)")
     parser.add_argument("--readers", type=int, default=40, help="readers the burst comes from (heavy one included)")
@@ -145,6 +146,7 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
     )
     if args.cpu_standin:
         env.update(SUBMISSIONS_JUDGE_JOB=f"{STANDIN}:judge_job", SUBMISSIONS_JUDGE_WARM_UP=f"{STANDIN}:warm_up")
+        env.update(STANDIN_JOB_S=str(args.standin_job_s))
     return env
 
 

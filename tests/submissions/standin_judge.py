@@ -9,7 +9,8 @@ benchmark shapes "timed" with figures that say they come from the stand-in (gpu_
 Misbehaviour is chosen by a marker in a kernel's name (the payload carries names, not the source):
 `standin_hang` never answers (the judge's timeout kills the child), `standin_crash` aborts the child,
 `standin_slow` answers after STANDIN_SLOW_S seconds (default 4: long enough to kill a worker mid-job),
-`standin_wrong` fails a test shape.
+`standin_wrong` fails a test shape. STANDIN_JOB_S makes every job take that long (bench/judge_load.py's smoke
+test: a GPU queue that fills up, as on a real GPU).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def judge_job(payload: dict) -> JudgeResult:
         os.abort()
     if "standin_slow" in names:
         time.sleep(float(os.environ.get("STANDIN_SLOW_S", "4")))
+    time.sleep(float(os.environ.get("STANDIN_JOB_S", "0")))
     problem = problems.load(payload["problem"])
     seed = payload["options"]["seed"]
     result = JudgeResult(
