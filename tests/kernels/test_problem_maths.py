@@ -433,6 +433,8 @@ def test_every_kernel_takes_the_problems_arguments_in_order(path, name):
     kernels = kernel_parameters(read(path))
     assert kernels, path
     for kernel, params in kernels.items():
+        # A Hopper kernel takes its plan's tensor maps after the problem's arguments (the judge appends them).
+        params = re.sub(r"(, const __grid_constant__ CUtensorMap \w+)+$", "", params)
         assert params == problems.load(name).signature(), (path.name, kernel)
 
 

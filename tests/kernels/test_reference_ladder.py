@@ -3,8 +3,8 @@
 
 On the CPU (CI): every rung compiles with NVRTC for sm_90, its plan fits every test and benchmark shape, and
 at most a few bytes spill (11 and 12 cap registers at 128 for 512-thread blocks and spill a handful of bytes,
-measured faster); the wgmma rungs (12, 13, bf16_gemm 02-04, attention 04) build for sm_90a only, and plain sm_90 refuses wgmma
-with a clear compile error. On the GPU: every rung is right at every test shape, ragged ones included.
+measured faster); the wgmma rungs (12, 13, bf16_gemm 02-04, attention 04) build for sm_90a only, and plain sm_90
+refuses wgmma with a clear compile error. On the GPU: every rung is right at every test shape, ragged ones included.
 """
 
 import pytest
