@@ -46,3 +46,12 @@ def setup_answer(
     if handed and payload.get("identity") == identity:
         return {"identity": identity, "ceilings": handed, "measured": False}, False
     return {"identity": identity, "ceilings": measure(), "measured": True}, True
+
+
+def uuid_text(raw: bytes | str) -> str:
+    """The device UUID as nvidia-smi -L and NVIDIA_VISIBLE_DEVICES write it (GPU-8-4-4-4-12 hex digits), so that
+    an operator finds the GPU that ran a job in the node's listing. CUDA gives the 16 raw bytes."""
+    if not isinstance(raw, bytes | bytearray) or len(raw) != 16:
+        return str(raw or "")
+    h = bytes(raw).hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

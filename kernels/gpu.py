@@ -20,6 +20,7 @@ from cupy.cuda import runtime
 from cupy_backends.cuda.libs import cublas
 
 from kernels import compiler
+from kernels.ceilings import uuid_text
 from kernels.problems.dtypes import bf16_from_f32
 from kernels.results import Ceilings, Telemetry
 
@@ -334,6 +335,7 @@ def measure_tensor_tflops(handle: int, operand_type: int, n: int = 8192) -> floa
 def telemetry(ctx: GpuContext) -> Telemetry:
     info = Telemetry(
         gpu_name=ctx.name,
+        gpu_uuid=uuid_text(runtime.getDeviceProperties(runtime.getDevice()).get("uuid", b"")),
         compute_capability=ctx.compute_capability,
         sm_count=ctx.sm_count,
         l2_bytes=ctx.l2_bytes,

@@ -243,6 +243,7 @@ class Ceilings(_Schema):
 @dataclass
 class Telemetry(_Schema):
     gpu_name: str = ""
+    gpu_uuid: str = ""  # as nvidia-smi -L writes it (GPU-xxxxxxxx-...): which device of a multi-GPU node ran the job
     compute_capability: str = ""
     sm_count: int = 0
     l2_bytes: int = 0

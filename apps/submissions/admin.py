@@ -58,6 +58,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         "pct_of_baseline",
         "tflops",
         "gpu_kind",
+        "gpu_index",
         "review",
         "attempts",
         "created_at",
@@ -70,7 +71,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         "exercise",
         ("created_at", admin.DateFieldListFilter),
     )
-    search_fields = ("public_id", "user__email", "source_sha256", "worker")
+    search_fields = ("public_id", "user__email", "source_sha256", "worker", "gpu_uuid")
     list_select_related = ("user", "exercise")
     date_hierarchy = "created_at"
     actions = ["rerun", "mark_valid", "mark_invalid"]
@@ -88,6 +89,8 @@ class SubmissionAdmin(admin.ModelAdmin):
                     "attempts",
                     "sweeps",
                     "worker",
+                    "gpu_index",
+                    "gpu_uuid",
                     "created_at",
                     "compiled_at",
                     "started_at",

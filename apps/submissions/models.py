@@ -134,6 +134,10 @@ class Submission(HeadlineFigures, models.Model):
         default=0, help_text="Times the sweeper re-queued it after a deadline passed"
     )
     worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that ran it last")
+    # Which GPU ran it last: the host's index the worker owns (its GPU_ID, else CUDA_VISIBLE_DEVICES), set when
+    # the run starts; the device's UUID as the judge's child saw it, set with the result. One GPU, one job at once.
+    gpu_index = models.CharField(max_length=16, blank=True, help_text="Host GPU index of the worker that ran it")
+    gpu_uuid = models.CharField(max_length=64, blank=True, help_text="UUID of the GPU that ran it (nvidia-smi -L)")
     deadline_at = models.DateTimeField(null=True, blank=True, help_text="The sweeper acts on it after this")
     created_at = models.DateTimeField(auto_now_add=True)
     compiled_at = models.DateTimeField(null=True, blank=True)

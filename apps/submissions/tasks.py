@@ -40,7 +40,12 @@ def submission_judge_task(self, submission_id: int) -> None:
     # The judge kills its sandboxed child after the exercise's own limit; the task's limits only catch
     # a judge that itself stopped answering. Then the child is replaced and the sweeper re-queues the job.
     try:
-        services.submission_judge(submission_id=submission_id, worker_name=self.request.hostname, judge=worker.judge())
+        services.submission_judge(
+            submission_id=submission_id,
+            worker_name=self.request.hostname,
+            judge=worker.judge(),
+            gpu_index=worker.gpu_index(),
+        )
     except SoftTimeLimitExceeded:
         worker.judge_reset()
         raise

@@ -76,6 +76,12 @@ def judge_reset() -> None:
         _judge = None
 
 
+def gpu_index() -> str:
+    """The host's index of the GPU this worker owns: GPU_ID where the worker sees its GPU renumbered (a container
+    given one device sees it as 0; docker-compose.yml sets GPU_ID), else its CUDA_VISIBLE_DEVICES."""
+    return (os.environ.get("GPU_ID") or os.environ.get("CUDA_VISIBLE_DEVICES") or "")[:16]
+
+
 def gpu_name() -> str:
     """Asked of nvidia-smi, so that this process creates no CUDA context (only the judge's child does)."""
     if os.environ.get("GPU_NAME"):
@@ -106,7 +112,7 @@ def register() -> None:
         defaults={
             "gpu_kind": gpu_kind(),
             "gpu_name": gpu_name()[:100],
-            "gpu_index": os.environ.get("CUDA_VISIBLE_DEVICES", "")[:16],
+            "gpu_index": gpu_index(),
             "started_at": now,
             "last_seen_at": now,
             "stopped_at": None,

@@ -4,7 +4,8 @@ Point the worker at it with SUBMISSIONS_JUDGE_JOB=tests.submissions.standin_judg
 SUBMISSIONS_JUDGE_WARM_UP=tests.submissions.standin_judge:warm_up. It runs in the sandboxed child of a
 real `kernels.GpuJudge`, receives the real payload (the cubin and plan NVRTC produced) and answers with a
 JudgeResult built from it: the kernels' resources as compiled, every test shape "checked" and the
-benchmark shapes "timed" with figures that say they come from the stand-in (gpu_name "CPU stand-in").
+benchmark shapes "timed" with figures that say they come from the stand-in (gpu_name "CPU stand-in", and a
+gpu_uuid made from CUDA_VISIBLE_DEVICES).
 
 Misbehaviour is chosen by a marker in a kernel's name (the payload carries names, not the source):
 `standin_hang` never answers (the judge's timeout kills the child), `standin_crash` aborts the child,
@@ -23,6 +24,12 @@ from kernels import problems
 from kernels.results import BenchResult, JudgeResult, KernelResources, ShapeCheck, Telemetry, TimingStats, Verdict
 
 GPU_NAME = "CPU stand-in"
+
+
+def standin_uuid() -> str:
+    """A made-up device UUID naming the GPU this process was given (CUDA_VISIBLE_DEVICES), as a real child
+    reports the UUID of the one device it sees: tests check that a job records the GPU its worker owns."""
+    return f"GPU-standin-{os.environ.get('CUDA_VISIBLE_DEVICES', 'none')}"
 
 
 def warm_up(_payload=None) -> None:
@@ -107,6 +114,8 @@ def judge_job(payload: dict) -> JudgeResult:
                 bytes_moved=nbytes,
             )
         )
-    result.telemetry = Telemetry(gpu_name=GPU_NAME, compute_capability="9.0", sm_count=132, nvrtc_version="stand-in")
+    result.telemetry = Telemetry(
+        gpu_name=GPU_NAME, gpu_uuid=standin_uuid(), compute_capability="9.0", sm_count=132, nvrtc_version="stand-in"
+    )
     result.message = f"correct at all {len(result.checks)} test shapes (CPU stand-in); {pct:.1f}% of baseline (made up)"
     return result

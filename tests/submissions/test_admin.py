@@ -138,7 +138,8 @@ def test_a_ladder_measured_on_a_gpu_node_is_stored_under_its_rung_files_problems
 def test_the_gpu_worker_command_is_the_documented_one(capsys):
     call_command("gpu_worker", "--gpu", "3", "--print")
     assert capsys.readouterr().out.strip() == (
-        "CUDA_VISIBLE_DEVICES=3 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu3@%h "
+        "CUDA_VISIBLE_DEVICES=3 CUDA_DEVICE_ORDER=PCI_BUS_ID GPU_ID=3 GPU_KIND=h200 "
+        "celery -A config worker -Q gpu.h200 -c 1 -n gpu3@%h "
         "--prefetch-multiplier 1 -l INFO"
     )
 

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.submissions.models import Submission
+from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.services import submission_gpu_claim, submission_gpu_record, submission_judge
 from kernels import GpuJudge, compile_submission
 from kernels.results import JudgeResult, Verdict
@@ -119,6 +119,25 @@ def test_an_orphan_of_this_worker_is_claimed_before_anything_else(db, queue_comp
     assert submission_gpu_claim(submission_id=other.pk, worker_name=WORKER) == (orphan.pk, 2)
 
 
+def test_a_lost_jobs_message_claims_the_next_submission_when_its_restarted_worker_reruns_the_job(db, queue_compiled):
+    """Two GPUs: gpu0 is killed mid-job and restarted under its name; with the next message it gets (another
+    submission's) it re-runs its orphan first. The killed job's message, given back by the broker to gpu1,
+    is then the only one left for that other submission: it must run it, not drop it."""
+    a, b = readers("a", "b")
+    (lost,) = queue_compiled(a)
+    (other,) = queue_compiled(b)
+    now = timezone.now()
+    GpuWorker.objects.create(hostname=WORKER, gpu_kind="h200", gpu_index="0", started_at=now, last_seen_at=now)
+    assert submission_gpu_claim(submission_id=lost.pk, worker_name=WORKER, gpu_index="0") == (lost.pk, 1)
+    assert submission_gpu_claim(submission_id=other.pk, worker_name=WORKER, gpu_index="0") == (lost.pk, 2)
+
+    assert submission_gpu_claim(submission_id=lost.pk, worker_name="gpu1@node", gpu_index="1") == (other.pk, 1)
+    lost.refresh_from_db()
+    other.refresh_from_db()
+    assert (lost.worker, lost.gpu_index, lost.attempts) == (WORKER, "0", 2)
+    assert (other.worker, other.gpu_index) == ("gpu1@node", "1")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_claiming_at_once_take_different_submissions_without_waiting(queue_compiled):
     assert connection.vendor == "postgresql"
@@ -140,14 +159,19 @@ def test_two_workers_claiming_at_once_take_different_submissions_without_waiting
     assert mine == (queued[0].pk, 1) and found["claim"] == (queued[1].pk, 1)
 
 
-def test_the_gpu_task_runs_the_fairest_submission_through_the_judge(db, queue_compiled):
+def test_the_gpu_task_runs_the_fairest_submission_through_the_judge(db, queue_compiled, monkeypatch):
     heavy, lone = readers("heavy", "lone")
     messages = queue_compiled(heavy, 4) + queue_compiled(lone, 1)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")  # the worker owns GPU 5; its judge's children see only it
 
     with GpuJudge(warm=False, job=f"{STANDIN}:judge_job") as judge:
-        assert submission_judge(submission_id=messages[0].pk, worker_name=WORKER, judge=judge)
-        assert submission_judge(submission_id=messages[1].pk, worker_name=WORKER, judge=judge)
+        assert submission_judge(submission_id=messages[0].pk, worker_name=WORKER, judge=judge, gpu_index="5")
+        assert submission_judge(submission_id=messages[1].pk, worker_name=WORKER, judge=judge, gpu_index="5")
 
     lone_submission = Submission.objects.get(pk=messages[-1].pk)
     assert lone_submission.status == Status.PASSED and lone_submission.result["telemetry"]["gpu_name"] == "CPU stand-in"
+    # The GPU that ran it: the worker's index, and the UUID the judge's child reported (the stand-in makes
+    # one from the CUDA_VISIBLE_DEVICES it sees).
+    assert lone_submission.gpu_index == "5"
+    assert lone_submission.gpu_uuid == lone_submission.result["telemetry"]["gpu_uuid"] == "GPU-standin-5"
     assert Submission.objects.filter(status=Status.COMPILED).count() == 3

@@ -91,9 +91,10 @@ def _running_elsewhere(submission: Submission, worker_name: str) -> bool:
 
 
 @transaction.atomic
-def submission_gpu_start(*, submission_id: int, worker_name: str) -> int | None:
-    """Claim the submission for a GPU run; returns the attempt number (the token for recording), or None
-    when the job is finished, runs elsewhere, or has lost its worker too often."""
+def submission_gpu_start(*, submission_id: int, worker_name: str, gpu_index: str = "") -> int | None:
+    """Claim the submission for a GPU run on the worker's GPU (`gpu_index`, the host's); returns the attempt
+    number (the token for recording), or None when the job is finished, runs elsewhere, or has lost its
+    worker too often."""
     submission = _locked(submission_id)
     if submission is None or submission.is_finished or _running_elsewhere(submission, worker_name):
         return None
@@ -111,8 +112,11 @@ def submission_gpu_start(*, submission_id: int, worker_name: str) -> int | None:
     _move(submission, Status.RUNNING)
     submission.attempts += 1
     submission.worker, submission.started_at = worker_name, timezone.now()
+    submission.gpu_index, submission.gpu_uuid = gpu_index, ""  # the UUID comes with this run's result
     submission.deadline_at = _seconds(submission.exercise.gpu_time_limit_s + settings.SUBMISSION_GPU_RUN_MARGIN_S)
-    submission.save(update_fields=["status", "attempts", "worker", "started_at", "deadline_at"])
+    submission.save(
+        update_fields=["status", "attempts", "worker", "gpu_index", "gpu_uuid", "started_at", "deadline_at"]
+    )
     GpuWorker.objects.filter(hostname=worker_name).update(current_submission=submission, last_seen_at=timezone.now())
     return submission.attempts
 
@@ -151,24 +155,30 @@ def _fairest_compiled(gpu_kind: str, worker_name: str, exclude: set[int]) -> int
     )
 
 
-def submission_gpu_claim(*, submission_id: int, worker_name: str) -> tuple[int, int] | None:
+def submission_gpu_claim(*, submission_id: int, worker_name: str, gpu_index: str = "") -> tuple[int, int] | None:
     """The GPU task's claim, for the message of `submission_id`: (the submission to run, its attempt), or
     None when there is nothing to run. A message whose submission is running is a redelivery after its
-    worker was lost: that one runs again (or not, if it runs elsewhere). Otherwise the fairest compiled
-    submission of its GPU kind (`_fairest_compiled`), whichever message announced it."""
+    worker was lost: that one runs again, unless it runs elsewhere. Otherwise (and then) the fairest
+    compiled submission of its GPU kind (`_fairest_compiled`), whichever message announced it.
+
+    Why a redelivery whose job runs elsewhere still claims: on a node with several GPUs, a worker killed
+    mid-job and restarted re-runs its orphan first, with the next message it gets, which announced another
+    submission; the killed job's message, given back by the broker later, is then the only one left for
+    that other submission."""
     own = Submission.objects.filter(pk=submission_id).values("status", "gpu_kind").first()
     if own is None:
         return None
     if own["status"] == Status.RUNNING:
-        attempt = submission_gpu_start(submission_id=submission_id, worker_name=worker_name)
-        return (submission_id, attempt) if attempt else None
+        attempt = submission_gpu_start(submission_id=submission_id, worker_name=worker_name, gpu_index=gpu_index)
+        if attempt:
+            return submission_id, attempt
     taken: set[int] = set()
     for _ in range(_CLAIM_TRIES):
         with transaction.atomic():
             candidate = _fairest_compiled(own["gpu_kind"], worker_name, taken)
             if candidate is None:
                 return None
-            attempt = submission_gpu_start(submission_id=candidate, worker_name=worker_name)
+            attempt = submission_gpu_start(submission_id=candidate, worker_name=worker_name, gpu_index=gpu_index)
         if attempt:
             return candidate, attempt
         taken.add(candidate)  # finished, running elsewhere, or out of attempts meanwhile
@@ -224,7 +234,9 @@ def submission_gpu_record(*, submission_id: int, attempt: int, result, worker_na
             setattr(submission, name, value)
         if any(flag.startswith(_REVIEW_FLAGS) for bench in data["benchmarks"] for flag in bench.get("flags", [])):
             submission.review = Submission.Review.PENDING
-    submission.gpu_name = ((data.get("telemetry") or {}).get("gpu_name") or "")[:100]
+    telemetry = data.get("telemetry") or {}
+    submission.gpu_name = (telemetry.get("gpu_name") or "")[:100]
+    submission.gpu_uuid = (telemetry.get("gpu_uuid") or "")[:64]
     submission.save()
     GpuWorker.objects.filter(hostname=worker_name).update(
         jobs_done=F("jobs_done") + 1, current_submission=None, last_seen_at=timezone.now()
@@ -232,12 +244,12 @@ def submission_gpu_record(*, submission_id: int, attempt: int, result, worker_na
     return True
 
 
-def submission_judge(*, submission_id: int, worker_name: str, judge) -> bool:
+def submission_judge(*, submission_id: int, worker_name: str, judge, gpu_index: str = "") -> bool:
     """The GPU task's service: claim (the fairest submission, not necessarily the message's own), judge in
-    the worker's warm sandbox (`kernels.GpuJudge`), record."""
+    the worker's warm sandbox (`kernels.GpuJudge`) on the worker's GPU (`gpu_index`), record."""
     from kernels import CompileResult, JudgeOptions
 
-    claimed = submission_gpu_claim(submission_id=submission_id, worker_name=worker_name)
+    claimed = submission_gpu_claim(submission_id=submission_id, worker_name=worker_name, gpu_index=gpu_index)
     if claimed is None:
         return False
     submission_id, attempt = claimed

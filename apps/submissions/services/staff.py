@@ -22,7 +22,7 @@ def submission_rerun(*, submission: Submission, by) -> Submission:
     if not submission.is_finished:
         raise TransitionRefused("This submission is still in progress; re-run it once it has finished.")
     _move(submission, Status.QUEUED)
-    for name in ("verdict", "message", "compile_log", "gpu_name", "worker", "review_note"):
+    for name in ("verdict", "message", "compile_log", "gpu_name", "worker", "gpu_index", "gpu_uuid", "review_note"):
         setattr(submission, name, "")
     for name in (
         "compiled",
