@@ -57,6 +57,8 @@ READY_TIMEOUT_S = 120
 FINISHED = {"passed", "failed", "error", "timed_out"}
 TOLERANCE_PCT = 1.0  # the issue's "within 1%"
 CONTROL_JOBS = 4  # jobs of the hidden check's control, each after 5 s of its disturbing child's imports
+QUIET = ["--without-gossip", "--without-mingle", "--without-heartbeat"]  # no broadcasts between the workers
+SCALING_EFFICIENCY = 0.9  # the issue's "at least 0.9 x linear"
 
 
 def main() -> int:
@@ -70,26 +72,38 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    gpus = args.gpus or (1 if args.cpu_standin else count_gpus())
+    gpus = gpu_ids(args)
+    if gpus is None:
+        return 2
     var_dir = Path(tempfile.mkdtemp(prefix="judge-load-"))
     env = tool_env(var_dir, args)
     os.environ.update(env)
     for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"):
         if name not in env:
             os.environ.pop(name, None)
-    report: dict = {"gpus": gpus, "cpu_standin": args.cpu_standin, "problem": args.problem, "checks": {}}
+    report: dict = {"gpus": len(gpus), "gpu_ids": gpus, "cpu_standin": args.cpu_standin, "problem": args.problem}
+    report["checks"] = {}
     processes = Processes(var_dir, env)
     try:
         if args.hidden_check:
             report["hidden"] = hidden_check(args)
-        if args.alone or args.submissions:
+        if args.scaling or args.interference or args.alone or args.submissions:
             exercise, readers = prepare(args)
-            processes.start_workers(gpus, args.compile_concurrency)
+            processes.start_compile(args.compile_concurrency)
+        if args.scaling:
+            report["scaling"] = phase_scaling(processes, exercise, readers, args, gpus)
+        elif args.interference:
+            report["interference"] = phase_interference(processes, exercise, readers, args, gpus)
+        elif args.alone or args.submissions:
+            processes.start_gpus("gpus", gpus)
             report["first_jobs"] = phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
-        if args.alone:
-            report["alone"] = phase_alone(exercise, readers["alone"], args.alone, args.idle_s, args.timeout)
-        if args.submissions:
-            report["burst"] = phase_burst(exercise, readers, args, gpus)
+            if args.alone:
+                report["alone"] = phase_alone(exercise, readers["alone"], args.alone, args.idle_s, args.timeout)
+            if args.submissions:
+                kill = processes.kill_gpu if args.kill_mid_job else None
+                report["burst"] = phase_burst(exercise, readers, args, gpus, kill=kill)
+                if args.kill_mid_job:
+                    report["burst"]["kill"]["restarted"] = restarted(processes, gpus[0])
         report["checks"] = checks(report, args)
     finally:
         processes.stop_all()
@@ -116,7 +130,25 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--alone", type=int, default=10, help="submissions judged one at a time on the idle pool")
     parser.add_argument("--idle-s", type=float, default=2.0, help="pause before each alone submission")
     parser.add_argument("--hidden-check", type=int, default=8, help="jobs per block of the hidden check (0: skip)")
-    parser.add_argument("--gpus", type=int, default=0, help="GPU workers (default: every GPU nvidia-smi lists)")
+    parser.add_argument(
+        "--gpus", type=int, default=0, help="GPU workers, one per GPU (default: every GPU nvidia-smi -L lists)"
+    )
+    parser.add_argument(
+        "--scaling",
+        default="",
+        help="e.g. 1,2,4,8: a burst of --submissions per GPU on that many GPUs, in turn; node throughput vs GPUs",
+    )
+    parser.add_argument(
+        "--interference",
+        type=int,
+        default=0,
+        help="N: the kernel's median on the first GPU alone (N jobs), then while every other GPU judges a burst",
+    )
+    parser.add_argument(
+        "--kill-mid-job",
+        action="store_true",
+        help="SIGKILL the first GPU's worker during its first burst job (needs a Redis broker: --use-env-services)",
+    )
     parser.add_argument("--compile-concurrency", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds a phase may take")
     parser.add_argument("--use-env-services", action="store_true", help="DATABASE_URL and CELERY_BROKER_URL")
@@ -125,9 +157,36 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def count_gpus() -> int:
-    listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    return sum(1 for line in listing.stdout.splitlines() if line.startswith("GPU "))
+def gpu_ids(args) -> list[str] | None:
+    """The GPUs to start workers on: the first --gpus (or the largest --scaling step) of those nvidia-smi -L
+    lists (or GPU_IDS). The CPU stand-in makes up as many as asked ("0", "1", ...: its workers get them as
+    CUDA_VISIBLE_DEVICES, which nothing reads but the stand-in's made-up UUID)."""
+    from apps.submissions.gpu_node import listed_gpus
+
+    wanted = max(steps(args.scaling) or [args.gpus or 0])
+    listed = listed_gpus()
+    if args.cpu_standin and not listed:
+        listed = [str(n) for n in range(max(wanted, 2 if args.interference else 1))]
+    if args.interference and len(listed) < 2:
+        print("judge_load: --interference needs at least two GPUs", file=sys.stderr)
+        return None
+    if wanted > len(listed):
+        print(f"judge_load: {wanted} GPUs asked for, {len(listed)} listed ({listed})", file=sys.stderr)
+        return None
+    if args.kill_mid_job and not (
+        args.use_env_services and os.environ.get("CELERY_BROKER_URL", "").startswith("redis")
+    ):
+        print(
+            "judge_load: --kill-mid-job needs a Redis broker (--use-env-services, CELERY_BROKER_URL=redis://...): "
+            "the killed job's message comes back only from a broker with acknowledgements",
+            file=sys.stderr,
+        )
+        return None
+    return listed[:wanted] if wanted else listed
+
+
+def steps(text: str) -> list[int]:
+    return [int(n) for n in text.split(",") if n.strip()] if text else []
 
 
 def tool_env(var_dir: Path, args) -> dict[str, str]:
@@ -144,6 +203,11 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
         LOG_LEVEL="WARNING",
         PYTHONUNBUFFERED="1",
     )
+    if args.kill_mid_job:
+        # The killed job's message comes back after the visibility timeout (30 min in production); shorter
+        # here, but longer than any job.
+        env.setdefault("CELERY_BROKER_VISIBILITY_TIMEOUT_S", "60")
+        env.setdefault("CELERY_BROKER_RESTORE_INTERVAL_S", "2")
     if args.cpu_standin:
         env.update(SUBMISSIONS_JUDGE_JOB=f"{STANDIN}:judge_job", SUBMISSIONS_JUDGE_WARM_UP=f"{STANDIN}:warm_up")
         env.update(STANDIN_JOB_S=str(args.standin_job_s))
@@ -253,10 +317,13 @@ def prepare(args):
 
 
 class Processes:
-    """The Celery workers, each in a session of its own (ended with its children), logging to a file."""
+    """The Celery workers, each in a session of its own (ended with its children), logging to a file. The GPU
+    workers are started as operators start them: `manage.py gpu_worker --gpus ...`, the supervisor that gives
+    each GPU its worker (CUDA_VISIBLE_DEVICES, node name gpuN@host) and starts one again when it dies."""
 
     def __init__(self, folder: Path, env: dict[str, str]):
         self.folder, self.env, self.running = folder, env, {}
+        self.gpu_dirs: dict[str, Path] = {}  # GPU index -> its supervisor's folder (gpuN.log, gpuN.pid)
 
     def start(self, name: str, command: list[str], **env: str) -> None:
         log = self.folder / f"{name}.log"
@@ -269,45 +336,69 @@ class Processes:
             start_new_session=True,
         )
 
-    def start_workers(self, gpus: int, compile_concurrency: int) -> None:
-        from apps.submissions.management.commands.gpu_worker import worker_command
-
+    def start_compile(self, concurrency: int) -> None:
         celery = [sys.executable, "-m", "celery", "-A", "config", "worker"]
-        quiet = ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         self.start(
             "compile",
-            [*celery, "-Q", "default,compile", "-c", str(compile_concurrency), "-n", "compile@%h"]
-            + ["--prefetch-multiplier", "1", "-l", "INFO", *quiet],
+            [*celery, "-Q", "default,compile", "-c", str(concurrency), "-n", "compile@%h"]
+            + ["--prefetch-multiplier", "1", "-l", "INFO", *QUIET],
         )
-        for gpu in range(gpus):
-            command = worker_command(str(gpu), "h200", "INFO")  # as `manage.py gpu_worker --gpu N` runs it
-            self.start(
-                f"gpu{gpu}", [sys.executable, "-m", *command, *quiet], CUDA_VISIBLE_DEVICES=str(gpu), GPU_KIND="h200"
-            )
+        self.wait_ready("compile", lambda: self.log("compile"))
+
+    def start_gpus(self, name: str, gpus: list[str]) -> None:
+        """One GPU worker per GPU in `gpus`, under a supervisor called `name`."""
+        folder = self.folder / name
+        command = [sys.executable, "manage.py", "gpu_worker", "--gpus", ",".join(gpus), "--kind", "h200"]
+        self.start(name, [*command, "--log-dir", str(folder), "--celery-args", " ".join(QUIET)])
+        for gpu in gpus:
+            self.gpu_dirs[gpu] = folder
+            self.wait_ready(name, lambda gpu=gpu: self.gpu_log(gpu))
+
+    def wait_ready(self, name: str, read, times: int = 1) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
-        for name, process in self.running.items():
-            while " ready." not in self.log(name):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"worker {name} did not start:\n{self.log(name)[-3000:]}")
-                time.sleep(0.1)
+        while read().count(" ready.") < times:
+            if self.running[name].poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start:\n{self.log(name)[-3000:]}\n{read()[-3000:]}")
+            time.sleep(0.1)
 
     def log(self, name: str) -> str:
         return (self.folder / f"{name}.log").read_text(errors="replace")
 
+    def gpu_log(self, gpu: str) -> str:
+        path = self.gpu_dirs[gpu] / f"gpu{gpu}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def gpu_pid(self, gpu: str) -> int:
+        return int((self.gpu_dirs[gpu] / f"gpu{gpu}.pid").read_text())
+
+    def kill_gpu(self, gpu: str) -> None:
+        """SIGKILL the worker of that GPU, its pool process and its judge's child: a worker lost mid-job."""
+        os.killpg(self.gpu_pid(gpu), signal.SIGKILL)
+
+    def stop(self, name: str) -> None:
+        process = self.running.pop(name)
+        gpus = [gpu for gpu, folder in self.gpu_dirs.items() if folder == self.folder / name]
+        # A supervisor stops its workers itself (warm shutdown, nothing is running by now); a plain worker
+        # gets a cold shutdown.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM if gpus else signal.SIGQUIT)
+        try:
+            process.wait(timeout=45 if gpus else 5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the judge's children, if any outlived their worker
+        for gpu in gpus:
+            with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
+                os.killpg(self.gpu_pid(gpu), signal.SIGKILL)
+        for gpu in gpus:
+            del self.gpu_dirs[gpu]
+
     def stop_all(self) -> None:
-        for process in self.running.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGQUIT)  # cold shutdown: nothing is left to finish
-        for process in self.running.values():
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)  # the judge's children, if any outlived the worker
-        self.running = {}
+        for name in list(self.running):
+            self.stop(name)
 
 
 # ---- 3, 4. the phases ----------------------------------------------------------------------------------
@@ -330,12 +421,12 @@ def wait_finished(ids: list[int], timeout_s: float) -> None:
     raise RuntimeError(f"not every submission finished within {timeout_s:g} s")
 
 
-def phase_first_jobs(exercise, user, gpus: int, timeout_s: float) -> dict:
+def phase_first_jobs(exercise, user, gpus: list[str], timeout_s: float) -> dict:
     """One job per GPU worker at once: each worker's first child (ceilings measured, every problem
     rehearsed) has then served, and its successor is warm."""
-    ids = [submit(user, exercise) for _ in range(gpus)]
+    ids = [submit(user, exercise) for _ in gpus]
     wait_finished(ids, timeout_s)
-    return figures(ids, gpus)
+    return figures(ids, len(gpus))
 
 
 def phase_alone(exercise, user, n: int, idle_s: float, timeout_s: float) -> dict:
@@ -347,18 +438,116 @@ def phase_alone(exercise, user, n: int, idle_s: float, timeout_s: float) -> dict
     return figures(ids, gpus=1)
 
 
-def phase_burst(exercise, readers, args, gpus: int) -> dict:
-    heavy = [submit(readers["heavy"], exercise) for _ in range(args.heavy)]
+def phase_burst(exercise, readers, args, gpus: list[str], size: int | None = None, kill=None) -> dict:
+    """The burst; with `kill`, the first GPU's worker is SIGKILLed as soon as it runs a job of the burst."""
+    from apps.submissions.models import GpuWorker
+
+    size = args.submissions if size is None else size
+    recorded_before = sum(GpuWorker.objects.values_list("jobs_done", flat=True))
+    heavy = [submit(readers["heavy"], exercise) for _ in range(min(args.heavy, size))]
     lone = submit(readers["lone"], exercise)
     rest = [
-        submit(readers["others"][n % len(readers["others"])], exercise)
-        for n in range(max(args.submissions - args.heavy - 1, 0))
+        submit(readers["others"][n % len(readers["others"])], exercise) for n in range(max(size - len(heavy) - 1, 0))
     ]
     ids = [*heavy, lone, *rest]
+    killed = kill_when_running(ids, gpus[0], kill, args.timeout) if kill else None
     wait_finished(ids, args.timeout)
-    burst = figures(ids, gpus)
+    burst = figures(ids, len(gpus))
     burst["fairness"] = fairness(lone, ids)
+    burst["ids"] = ids
+    burst["results_recorded"] = sum(GpuWorker.objects.values_list("jobs_done", flat=True)) - recorded_before
+    if killed:
+        burst["kill"] = killed_job(killed)
     return burst
+
+
+def kill_when_running(ids: list[int], gpu: str, kill, timeout_s: float) -> int:
+    """Wait until a job of `ids` runs on `gpu`, then kill that GPU's worker; returns the job's id."""
+    from apps.submissions.models import Submission
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        running = Submission.objects.filter(pk__in=ids, status="running", gpu_index=gpu).values_list("pk", flat=True)
+        if running:
+            kill(gpu)
+            print(f"judge_load: killed GPU {gpu}'s worker while it ran submission {running[0]}", flush=True)
+            return running[0]
+        time.sleep(0.02)
+    raise RuntimeError(f"GPU {gpu} ran no job of the burst within {timeout_s:g} s")
+
+
+def killed_job(pk: int) -> dict:
+    from apps.submissions.models import Submission
+
+    s = Submission.objects.get(pk=pk)
+    return {"submission": pk, "status": s.status, "attempts": s.attempts, "judged_again_on_gpu": s.gpu_index}
+
+
+def restarted(processes, gpu: str) -> bool:
+    """Whether the supervisor started the killed worker again (a second " ready." in its log)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while processes.gpu_log(gpu).count(" ready.") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return processes.gpu_log(gpu).count(" ready.") >= 2
+
+
+def phase_scaling(processes, exercise, readers, args, gpus: list[str]) -> list[dict]:
+    """For each step n of --scaling: workers on the first n GPUs, a burst of n x --submissions (the same
+    work per GPU at every step), then the workers stopped. Efficiency: the node's rate over n times the
+    rate of the first step per GPU (1 = linear)."""
+    rows = []
+    for n in steps(args.scaling):
+        name = f"gpus-{n}"
+        processes.start_gpus(name, gpus[:n])
+        phase_first_jobs(exercise, readers["alone"], gpus[:n], args.timeout)
+        burst = phase_burst(exercise, readers, args, gpus[:n], size=n * args.submissions)
+        processes.stop(name)
+        rows.append({"gpus": n, "burst": burst, "per_minute_node": burst["per_minute_node"]})
+    base = rows[0]["per_minute_node"] / rows[0]["gpus"] if rows and rows[0]["per_minute_node"] else None
+    for row in rows:
+        row["efficiency"] = row["per_minute_node"] / (row["gpus"] * base) if base and row["per_minute_node"] else None
+    return rows
+
+
+def phase_interference(processes, exercise, readers, args, gpus: list[str]) -> dict:
+    """The kernel's median on the first GPU alone (the others idle, no worker on them), then during a burst
+    that keeps every GPU judging: only the first GPU's jobs during which each other GPU was busy at least
+    90% of the time count. The same kernel, the same worker, the same GPU; only the neighbours differ."""
+    first, others = gpus[0], gpus[1:]
+    processes.start_gpus("gpu-first", [first])
+    phase_first_jobs(exercise, readers["alone"], [first], args.timeout)
+    alone = phase_alone(exercise, readers["alone"], args.interference, args.idle_s, args.timeout)
+    processes.start_gpus("gpu-others", others)
+    phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
+    # Enough for every GPU to judge --interference jobs and more while the first one does.
+    burst = phase_burst(exercise, readers, args, gpus, size=2 * args.interference * len(gpus))
+    from apps.submissions.models import Submission
+
+    jobs = list(Submission.objects.filter(pk__in=burst["ids"]).exclude(started_at=None).exclude(finished_at=None))
+    busy = [s for s in jobs if s.gpu_index == first and all(busy_fraction(s, jobs, other) >= 0.9 for other in others)]
+    with_busy = median([headline_ms(s.result or {}) for s in busy if headline_ms(s.result or {}) is not None])
+    without = alone["kernel_median_ms"]["p50"] if alone.get("kernel_median_ms") else None
+    return {
+        "gpu": first,
+        "alone": alone,
+        "burst": burst,
+        "jobs_alone": args.interference,
+        "jobs_with_others_busy": len(busy),
+        "median_ms_alone": without,
+        "median_ms_others_busy": with_busy,
+        "diff_pct": pct_diff(with_busy, without),
+    }
+
+
+def busy_fraction(job, jobs: list, gpu: str) -> float:
+    """The share of `job`'s run during which `gpu` was running a job too."""
+    span = (job.finished_at - job.started_at).total_seconds()
+    covered = sum(
+        max(0.0, (min(job.finished_at, s.finished_at) - max(job.started_at, s.started_at)).total_seconds())
+        for s in jobs
+        if s.gpu_index == gpu
+    )
+    return covered / span if span > 0 else 0.0
 
 
 # ---- figures ---------------------------------------------------------------------------------------
@@ -379,6 +568,9 @@ def figures(ids: list[int], gpus: int) -> dict:
         "statuses": dict(sorted(count(s.status for s in rows).items())),
         "verdicts": dict(sorted(count(s.verdict for s in rows).items())),
         "per_minute_per_gpu": len(judged) / window_s * 60 / gpus if window_s else None,
+        "per_minute_node": len(judged) / window_s * 60 if window_s else None,
+        "per_gpu": per_gpu(judged, window_s),
+        "overlapping_jobs": overlapping(judged),
         "submit_to_result_s": spread([seconds(s.created_at, s.finished_at) for s in rows if s.finished_at]),
         "compile_stage_s": spread([seconds(s.created_at, s.compiled_at) for s in rows if s.compiled_at]),
         "nvrtc_ms": spread([(s.compiled or {}).get("compile_time_ms") for s in rows if s.compiled]),
@@ -390,6 +582,30 @@ def figures(ids: list[int], gpus: int) -> dict:
         "kernel_median_ms": spread([headline_ms(r) for r in results]),
         "ceilings_measured_at": sorted({(r.get("ceilings") or {}).get("measured_at") or 0 for r in results}),
     }
+
+
+def per_gpu(judged: list, window_s: float | None) -> dict[str, dict]:
+    """Each GPU's share: the jobs it ran (by the index its worker owns), its rate over the node's window,
+    and the device UUIDs its jobs reported (one per GPU, a different one on each)."""
+    found: dict[str, dict] = {}
+    for s in sorted(judged, key=lambda s: (len(s.gpu_index), s.gpu_index)):
+        row = found.setdefault(s.gpu_index, {"jobs": 0, "per_minute": None, "uuids": []})
+        row["jobs"] += 1
+        if s.gpu_uuid and s.gpu_uuid not in row["uuids"]:
+            row["uuids"].append(s.gpu_uuid)
+    for row in found.values():
+        row["per_minute"] = row["jobs"] / window_s * 60 if window_s else None
+    return found
+
+
+def overlapping(judged: list) -> list[list[int]]:
+    """Pairs of jobs that one GPU ran at once: [start, end] intervals (claim to result) that overlap on the
+    same GPU index. Never any: a GPU has one worker, of one process, that runs one job at a time."""
+    found = []
+    for gpu in {s.gpu_index for s in judged}:
+        jobs = sorted((s for s in judged if s.gpu_index == gpu), key=lambda s: s.started_at)
+        found += [[a.pk, b.pk] for a, b in zip(jobs, jobs[1:], strict=False) if b.started_at < a.finished_at]
+    return found
 
 
 def gaps(judged: list) -> list[float]:
@@ -470,16 +686,53 @@ def checks(report: dict, args) -> dict[str, bool]:
     if burst and alone:
         found["burst and alone: the same verdicts"] = set(burst["verdicts"]) == set(alone["verdicts"])
         found["burst and alone: kernel median within 1%"] = within(burst["kernel_median_ms"], alone["kernel_median_ms"])
+    pools = [("burst", burst, report["gpus"])]
+    pools += [(f"scaling, {r['gpus']} GPUs", r["burst"], r["gpus"]) for r in report.get("scaling", [])]
+    for name, phase, gpus in pools:
+        if phase:
+            pool_checks(found, name, phase, gpus)
+    kill = (burst or {}).get("kill")
+    if kill:
+        found["kill: the killed job was judged again once"] = kill["status"] == "passed" and kill["attempts"] == 2
+        found["kill: one result recorded per job"] = burst["results_recorded"] == burst["submissions"]
+        found["kill: the supervisor started the killed worker again"] = kill["restarted"]
+    interference = report.get("interference")
+    if interference:
+        found["interference: jobs on the first GPU while all others were busy"] = (
+            interference["jobs_with_others_busy"] > 0
+        )
+        pool_checks(found, "interference burst", interference["burst"], report["gpus"])
     if hidden:
         found["hidden: successor importing beside the job changes the median by < 1%"] = (
             hidden["diff_pct"] is not None and hidden["diff_pct"] < TOLERANCE_PCT
         )
     if not args.cpu_standin:
+        for row in report.get("scaling", [])[1:]:
+            found[f"scaling: {row['gpus']} GPUs at least {SCALING_EFFICIENCY} x linear"] = (
+                row["efficiency"] is not None and row["efficiency"] >= SCALING_EFFICIENCY
+            )
+        if interference:
+            found["interference: the first GPU's median within 1% with every other GPU busy"] = (
+                interference["diff_pct"] is not None and interference["diff_pct"] < TOLERANCE_PCT
+            )
         if burst and burst["per_minute_per_gpu"] is not None:
             found["burst: at least 60 submissions a minute per GPU"] = burst["per_minute_per_gpu"] >= 60
         if alone:
             found["alone: submit-to-result p50 under 3 s"] = alone["submit_to_result_s"]["p50"] < 3.0
     return found
+
+
+def pool_checks(found: dict[str, bool], name: str, phase: dict, gpus: int) -> None:
+    """One GPU, one job at a time, its own UUID; and a burst of at least two jobs per GPU reaches every GPU."""
+    found[f"{name}: every submission finished"] = sum(phase["statuses"].values()) == phase["submissions"]
+    found[f"{name}: no GPU ran two jobs at once"] = not phase["overlapping_jobs"]
+    uuids = [u for row in phase["per_gpu"].values() for u in row["uuids"]]
+    if uuids:
+        found[f"{name}: one device UUID per GPU, a different one on each"] = (
+            len(uuids) == len(set(uuids)) == len(phase["per_gpu"])
+        )
+    if phase["submissions"] >= 2 * gpus:
+        found[f"{name}: every GPU judged part of it"] = len(phase["per_gpu"]) == gpus
 
 
 def within(a: dict | None, b: dict | None) -> bool:
@@ -525,8 +778,43 @@ def print_report(report: dict) -> None:
             f"{f['backlog_when_compiled']} others waiting for the GPU as it was compiled; started "
             f"{f['start_position']}th (FIFO: {f['fifo_position']}th)"
         )
+    if report.get("burst"):
+        print_gpus("burst", report["burst"])
+        if report["burst"].get("kill"):
+            k = report["burst"]["kill"]
+            print(
+                f"kill: submission {k['submission']} {k['status']} after {k['attempts']} attempts, judged again on "
+                f"GPU {k['judged_again_on_gpu']}; results recorded {report['burst']['results_recorded']} for "
+                f"{report['burst']['submissions']} submissions; killed worker started again: {k['restarted']}"
+            )
+    if report.get("scaling"):
+        print(f"{'GPUs':>5}{'submissions':>13}{'per minute, node':>18}{'per GPU':>10}{'x linear':>10}  per GPU index")
+        for row in report["scaling"]:
+            b = row["burst"]
+            shares = ", ".join(f"{gpu}: {fmt(g['per_minute'])}" for gpu, g in b["per_gpu"].items())
+            print(
+                f"{row['gpus']:>5}{b['submissions']:>13}{fmt(row['per_minute_node']):>18}"
+                f"{fmt(b['per_minute_per_gpu']):>10}{fmt(row['efficiency']):>10}  {shares}"
+            )
+    if report.get("interference"):
+        i = report["interference"]
+        print(
+            f"interference on GPU {i['gpu']}: kernel median {fmt(i['median_ms_alone'])} ms alone ({i['jobs_alone']} "
+            f"jobs, the other GPUs idle), {fmt(i['median_ms_others_busy'])} ms with every other GPU judging "
+            f"({i['jobs_with_others_busy']} jobs): {fmt(i['diff_pct'])}% apart"
+        )
+        print_gpus("interference burst", i["burst"])
     for name, ok in report["checks"].items():
         print(f"{'PASS' if ok else 'FAIL'}  {name}")
+
+
+def print_gpus(name: str, phase: dict) -> None:
+    print(
+        f"{name}: {fmt(phase['per_minute_node'])} submissions per minute on the node; "
+        f"jobs at once on one GPU: {len(phase['overlapping_jobs'])}"
+    )
+    for gpu, row in phase["per_gpu"].items():
+        print(f"  GPU {gpu}: {row['jobs']} jobs, {fmt(row['per_minute'])} per minute, {', '.join(row['uuids']) or '-'}")
 
 
 def fmt(value) -> str:
