@@ -120,6 +120,27 @@ def test_a_capsule_edit_or_a_new_review_is_a_new_version(client, mini_book):
     assert "Clear, careful and honest about numbers." in listed.content.decode()
 
 
+def test_a_deploy_with_new_templates_or_code_is_a_new_version(client, mini_book, tmp_path, settings):
+    """What renders the pages is part of the version: after a deploy no process serves HTML that the old code made
+    (a template's fragment kept in Redis would otherwise outlive it until the data changed)."""
+    from config import caching
+
+    url = reverse("pages:landing")
+    client.get(url)
+    with CaptureQueriesContext(connection) as cached:
+        client.get(url)
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "base.html").write_text("a deploy later")
+    settings.BASE_DIR = tmp_path
+    caching.code_version.cache_clear()
+    try:
+        with CaptureQueriesContext(connection) as deployed:
+            client.get(url)
+    finally:
+        caching.code_version.cache_clear()
+    assert len(cached) == 1 < len(deployed), "the page was served from before the deploy"
+
+
 def test_signed_in_pages_stay_private_and_never_get_the_anonymous_copy(client, mini_book, reader):
     for url in _public_urls(mini_book):
         client.get(url)  # the anonymous copies are now cached
