@@ -167,5 +167,7 @@ def test_a_compile_worker_killed_mid_compile_the_job_is_compiled_again_and_judge
     wait_for(submission, timeout_s=120)  # condition waits: generous for a loaded CI machine
     assert submission.status == Status.PASSED and submission.attempts == 1 and submission.sweeps == 0
     assert Submission.objects.filter(user=reader).count() == 1
-    assert workers.log("compile").count("Task submissions.compile[") == 2  # received, succeeded: once
+    # Received and finished at least once by the new worker; on a loaded machine a compile can outlast the test's
+    # 5 s visibility timeout and be handed out once more, which finds the work done (compile is idempotent).
+    assert workers.log("compile").count("Task submissions.compile[") >= 2
     assert sum(GpuWorker.objects.values_list("jobs_done", flat=True)) == judged_before + 1
