@@ -170,6 +170,12 @@ def _start_gpu_process(**kwargs):
         register()
     except Exception:
         logger.exception("GPU worker registration failed; the heartbeat will retry")
+    try:
+        from apps.submissions.services import submission_orphans_resend
+
+        submission_orphans_resend(worker_name=node_name())
+    except Exception:  # the broker's visibility timeout and the sweeper still bring them back
+        logger.exception("GPU worker %s could not send its orphans again", node_name())
     _heartbeat_stop.clear()
     threading.Thread(
         target=_heartbeat_loop, args=(settings.GPU_WORKER_HEARTBEAT_S,), daemon=True, name="gpu-worker-heartbeat"

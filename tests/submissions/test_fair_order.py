@@ -119,17 +119,23 @@ def test_an_orphan_of_this_worker_is_claimed_before_anything_else(db, queue_comp
     assert submission_gpu_claim(submission_id=other.pk, worker_name=WORKER) == (orphan.pk, 2)
 
 
-def test_a_lost_jobs_message_claims_the_next_submission_when_its_restarted_worker_reruns_the_job(db, queue_compiled):
+def test_a_lost_jobs_message_claims_the_next_submission_when_its_restarted_worker_reruns_the_job(
+    db, queue_compiled, django_capture_on_commit_callbacks
+):
     """Two GPUs: gpu0 is killed mid-job and restarted under its name; with the next message it gets (another
-    submission's) it re-runs its orphan first. The killed job's message, given back by the broker to gpu1,
-    is then the only one left for that other submission: it must run it, not drop it."""
+    submission's) it re-runs its orphan first, and sends that other submission a message of its own. The
+    killed job's message, given back by the broker to gpu1 later, must then run what is left, not drop it."""
     a, b = readers("a", "b")
     (lost,) = queue_compiled(a)
     (other,) = queue_compiled(b)
     now = timezone.now()
     GpuWorker.objects.create(hostname=WORKER, gpu_kind="h200", gpu_index="0", started_at=now, last_seen_at=now)
-    assert submission_gpu_claim(submission_id=lost.pk, worker_name=WORKER, gpu_index="0") == (lost.pk, 1)
-    assert submission_gpu_claim(submission_id=other.pk, worker_name=WORKER, gpu_index="0") == (lost.pk, 2)
+    with django_capture_on_commit_callbacks() as sent:
+        assert submission_gpu_claim(submission_id=lost.pk, worker_name=WORKER, gpu_index="0") == (lost.pk, 1)
+    assert sent == []  # a plain claim: the message's job or the fairest one, no message added
+    with django_capture_on_commit_callbacks() as sent:
+        assert submission_gpu_claim(submission_id=other.pk, worker_name=WORKER, gpu_index="0") == (lost.pk, 2)
+    assert len(sent) == 1  # the message for `other`, whose own one re-ran the orphan
 
     assert submission_gpu_claim(submission_id=lost.pk, worker_name="gpu1@node", gpu_index="1") == (other.pk, 1)
     lost.refresh_from_db()

@@ -20,6 +20,7 @@ from apps.submissions.services.pipeline import (
     submission_gpu_record,
     submission_gpu_start,
     submission_judge,
+    submission_orphans_resend,
 )
 from apps.submissions.services.reference import (
     reference_ladder_load,
@@ -52,6 +53,7 @@ __all__ = [
     "submission_gpu_record",
     "submission_gpu_start",
     "submission_judge",
+    "submission_orphans_resend",
     "submission_review_set",
     "submission_rerun",
     "submission_sweep",

@@ -126,19 +126,21 @@ def submission_gpu_start(*, submission_id: int, worker_name: str, gpu_index: str
 _CLAIM_TRIES = 5
 
 
-def _fairest_compiled(gpu_kind: str, worker_name: str, exclude: set[int]) -> int | None:
-    """The next submission for a GPU of this kind: an orphan of this worker first (its process died in the
-    middle of a job, or the job's record failed and its task is retried), else the oldest compiled
-    submission of the reader whose last GPU run started longest ago (never: first). Locked until the
-    transaction ends; rows another worker has locked are skipped (PostgreSQL), not waited for."""
-    orphan = (
+def _orphan(gpu_kind: str, worker_name: str, exclude: set[int]) -> int | None:
+    """A job left running under this worker's name: its process died in the middle of it (killed, and
+    started again under the same name), or the job's record failed and its task is retried."""
+    return (
         Submission.objects.filter(status=Status.RUNNING, worker=worker_name, gpu_kind=gpu_kind)
         .exclude(pk__in=exclude)
         .values_list("pk", flat=True)
         .first()
     )
-    if orphan is not None:
-        return orphan
+
+
+def _fairest_compiled(gpu_kind: str, exclude: set[int]) -> int | None:
+    """The next compiled submission for a GPU of this kind: the oldest of the reader whose last GPU run started
+    longest ago (never: first). Locked until the transaction ends; rows another worker has locked are
+    skipped (PostgreSQL), not waited for."""
     last_served = (
         Submission.objects.filter(user=OuterRef("user"), started_at__isnull=False)
         .order_by("-started_at")
@@ -158,8 +160,9 @@ def _fairest_compiled(gpu_kind: str, worker_name: str, exclude: set[int]) -> int
 def submission_gpu_claim(*, submission_id: int, worker_name: str, gpu_index: str = "") -> tuple[int, int] | None:
     """The GPU task's claim, for the message of `submission_id`: (the submission to run, its attempt), or
     None when there is nothing to run. A message whose submission is running is a redelivery after its
-    worker was lost: that one runs again, unless it runs elsewhere. Otherwise (and then) the fairest
-    compiled submission of its GPU kind (`_fairest_compiled`), whichever message announced it.
+    worker was lost: that one runs again, unless it runs elsewhere. Otherwise (and then) an orphan of this
+    worker (`_orphan`), else the fairest compiled submission of its GPU kind (`_fairest_compiled`), whichever
+    message announced it.
 
     Why a redelivery whose job runs elsewhere still claims: on a node with several GPUs, a worker killed
     mid-job and restarted re-runs its orphan first, with the next message it gets, which announced another
@@ -175,14 +178,41 @@ def submission_gpu_claim(*, submission_id: int, worker_name: str, gpu_index: str
     taken: set[int] = set()
     for _ in range(_CLAIM_TRIES):
         with transaction.atomic():
-            candidate = _fairest_compiled(own["gpu_kind"], worker_name, taken)
+            orphan = _orphan(own["gpu_kind"], worker_name, taken)
+            candidate = orphan or _fairest_compiled(own["gpu_kind"], taken)
             if candidate is None:
                 return None
             attempt = submission_gpu_start(submission_id=candidate, worker_name=worker_name, gpu_index=gpu_index)
+            if attempt and orphan and own["status"] == Status.COMPILED:
+                _resend(submission_id)
         if attempt:
             return candidate, attempt
         taken.add(candidate)  # finished, running elsewhere, or out of attempts meanwhile
     return None
+
+
+def _resend(submission_id: int) -> None:
+    """A message that re-ran an orphan announced a compiled submission that it leaves waiting: send that one
+    a message of its own. Else it would wait for the lost job's message, which the broker gives back only
+    after its visibility timeout (30 minutes); when that one comes, it finds nothing left, or other work."""
+    submission = Submission.objects.filter(pk=submission_id, status=Status.COMPILED).first()
+    if submission is not None:
+        _enqueue_judge(submission)
+
+
+def submission_orphans_resend(*, worker_name: str) -> list[int]:
+    """At a GPU worker's start: each job left running under its name (its previous process was killed in
+    the middle of it, and it was started again under the same name) gets a message now, so that it is
+    judged again within seconds, here or on another GPU, rather than when the broker gives the lost message
+    back (after its visibility timeout, 30 minutes). Only the latest attempt records, so the lost message,
+    when it comes, finds the job done and runs other work or none."""
+    orphans = list(Submission.objects.filter(status=Status.RUNNING, worker=worker_name))
+    for submission in orphans:
+        _enqueue_judge(submission)
+    ids = [s.pk for s in orphans]
+    if ids:
+        logger.warning("GPU worker %s: jobs left running by its previous process sent again: %s", worker_name, ids)
+    return ids
 
 
 def _headline(result: dict) -> dict | None:
