@@ -47,3 +47,38 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     assert summary["hidden"]["verdicts"] == ["accepted"] and summary["hidden"]["diff_pct"] == 0.0
     assert "submissions per minute per GPU" in output and "fairness: the lone reader" in output
     assert "PASS  hidden" in output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "mode",
+    [["--scaling", "1,2", "--submissions", "3"], ["--gpus", "2", "--interference", "2", "--submissions", "0"]],
+    ids=["scaling", "interference"],
+)
+def test_several_standin_gpu_workers_each_with_its_own_gpu(tmp_path, mode):
+    """Stand-in GPU workers with CUDA_VISIBLE_DEVICES 0 and 1 (none of them real): the jobs record the GPU
+    that ran them, both share the work, and no GPU ever runs two jobs at once."""
+    summary_path = tmp_path / "summary.json"
+    command = [*TOOL, "--cpu-standin", *mode, "--readers", "3", "--heavy", "2", "--alone", "0", "--hidden-check", "0"]
+    command += ["--idle-s", "0.2", "--compile-concurrency", "2", "--timeout", "240", "--standin-job-s", "1.5"]
+    run = subprocess.run([*command, "--json", str(summary_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-4000:]
+    summary = json.loads(summary_path.read_text())
+    assert summary["checks"] and all(summary["checks"].values()), summary["checks"]
+    bursts = [row["burst"] for row in summary.get("scaling", [])] or [summary["interference"]["burst"]]
+    two = bursts[-1]
+    assert two["overlapping_jobs"] == [] and set(two["per_gpu"]) == {"0", "1"}
+    assert {gpu: row["uuids"] for gpu, row in two["per_gpu"].items()} == {
+        "0": ["GPU-standin-0"],
+        "1": ["GPU-standin-1"],
+    }
+    assert sum(row["jobs"] for row in two["per_gpu"].values()) == two["submissions"]
+    if "scaling" in summary:
+        assert [row["gpus"] for row in summary["scaling"]] == [1, 2] and summary["scaling"][0]["efficiency"] == 1
+        assert "x linear" in output
+    else:
+        interference = summary["interference"]
+        assert interference["jobs_with_others_busy"] >= 1 and interference["diff_pct"] == 0.0
+        assert "interference on GPU 0" in output
