@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -163,6 +164,7 @@ class Pool:
                 with contextlib.suppress(ProcessLookupError, FileNotFoundError, ValueError):
                     os.killpg(self.pid(gpu), signal.SIGKILL)
         self.compile.stop_all()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
