@@ -45,7 +45,7 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     # reader's backlog was still waiting then depends on how fast this machine compiles against the 2.5 s jobs: on
     # a loaded CI machine the GPU can drain it first. tests/submissions/test_fair_order.py checks the order itself.
     fair = burst["fairness"]
-    assert fair["jobs_waited"] <= 1 and fair["backlog_when_compiled"] >= 0
+    assert fair["jobs_waited"] <= 1
     assert summary["hidden"]["verdicts"] == ["accepted"] and summary["hidden"]["diff_pct"] == 0.0
     assert "submissions per minute per GPU" in output and "fairness: the lone reader" in output
     assert "PASS  hidden" in output
