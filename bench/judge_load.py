@@ -120,6 +120,9 @@ def main() -> int:
                 if args.kill_mid_job:
                     report["burst"]["kill"]["restarted"] = restarted(processes, gpus[0])
         report["checks"] = checks(report, args)
+    except RuntimeError:
+        print_log_tails(var_dir)  # why a phase stalled is in the workers' logs, which go with the folder
+        raise
     finally:
         processes.stop_all()
         if args.keep:
@@ -433,7 +436,17 @@ def wait_finished(ids: list[int], timeout_s: float) -> None:
         if Submission.objects.filter(pk__in=ids, status__in=FINISHED).count() == len(ids):
             return
         time.sleep(0.05)
-    raise RuntimeError(f"not every submission finished within {timeout_s:g} s")
+    unfinished = Submission.objects.filter(pk__in=ids).exclude(status__in=FINISHED)
+    rows = unfinished.values_list("pk", "status", "attempts", "gpu_index")
+    raise RuntimeError(
+        f"not every submission finished within {timeout_s:g} s; unfinished (id, status, attempts, gpu): {list(rows)}"
+    )
+
+
+def print_log_tails(folder: Path, chars: int = 2500) -> None:
+    for log in sorted(folder.rglob("*.log")):
+        print(f"---- {log.relative_to(folder)} (last {chars} characters)", file=sys.stderr)
+        print(log.read_text(errors="replace")[-chars:], file=sys.stderr)
 
 
 def phase_first_jobs(exercise, user, gpus: list[str], timeout_s: float) -> dict:

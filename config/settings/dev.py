@@ -22,6 +22,7 @@ if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
     # One folder is both in and out: the web process writes messages, the worker reads them.
     _broker_dir = VAR_DIR / "celery-broker"
     _broker_dir.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT = "config.celery_filesystem:Transport"  # kombu's, writing each message whole
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
