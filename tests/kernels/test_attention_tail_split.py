@@ -1,4 +1,4 @@
-"""Attention rung 05 (kernels/reference/attention/05_tail_split.cu) on the CPU: the index maths of its schedule and
+"""Attention rung 05 (kernels/drafts/attention/05_tail_split.cu) on the CPU: the index maths of its schedule and
 of its combine, mirrored here from block_segments and attention_tail_combine, at every test and benchmark shape
 of the attention problem and several multiprocessor counts, on the grids of the file's own plan; and the combine's
 merge of partial (m, l, O) results, in the kernel's base-2 convention, against an unsplit float64 softmax. The
@@ -16,7 +16,7 @@ from kernels import problems
 from kernels.plan import extract_plan, resolve
 
 PROBLEM = problems.load("attention")
-SOURCE = Path(__file__).resolve().parents[2] / "kernels/reference/attention/05_tail_split.cu"
+SOURCE = Path(__file__).resolve().parents[2] / "kernels/drafts/attention/05_tail_split.cu"
 BM = BN = 128  # query rows of a unit, keys of a tile (BM, BN in the .cu)
 COMBINE_ROWS_PER_BLOCK = 8  # COMBINE_WARPS: a warp per row
 SMS_COUNTS = (132, 114, 7, 3, 1)  # the H200's and H100 SXM's, the H100 PCIe's, and small ones that split the tests

@@ -1,5 +1,5 @@
-// Step 05 - Hopper: step 04 with its last wave split along the keys (a "stream-K" tail) and a combine kernel.
-//     python -m kernels bench kernels/reference/attention/05_tail_split.cu --problem attention --arch sm_90a
+// Draft (not yet run on a GPU; kernels/drafts/README.md) of step 05 - Hopper: step 04 with its last wave split along the keys (a "stream-K" tail) and a combine kernel.
+//     python -m kernels bench kernels/drafts/attention/05_tail_split.cu --problem attention --arch sm_90a
 // Why: 04's non-causal grid at 1 x 8 x 16384 is 1024 equal blocks of 128 query rows on 132 SMs, 7.76 waves run in
 // 8: in the last wave 100 SMs work while 32 idle, and 04 reaches 98.6% of cuDNN. The main loop, its pipeline and
 // its softmax are 04's; what changes is which keys of which rows a block takes, three things:
