@@ -4,6 +4,7 @@ from django.db.models import Prefetch
 from django.http import Http404
 
 from apps.catalog.models import Book, Capsule, Part
+from config.caching import local_per_version
 
 
 def book_get() -> Book:
@@ -35,7 +36,12 @@ def book_totals(parts: list[Part]) -> dict:
 
 
 def capsule_get(slug: str) -> Capsule:
-    """A published capsule with its part and book (one query)."""
+    """A published capsule with its part and book: one query, or none when this process read it at the current public
+    version (PUBLIC_VERSION_SQL below covers every capsule's save, so an edit or an unpublish is seen at once)."""
+    return local_per_version("capsule", slug, compute=lambda: _capsule_from_db(slug))
+
+
+def _capsule_from_db(slug: str) -> Capsule:
     try:
         return Capsule.objects.published().select_related("part", "book").get(slug=slug)
     except Capsule.DoesNotExist:

@@ -174,3 +174,29 @@ def test_pages_are_rendered_when_the_cache_is_down(client, mini_book):
     ):
         for url in _public_urls(mini_book):
             assert client.get(url).status_code == 200, url
+
+
+def test_a_process_reads_a_capsule_once_per_version_and_an_edit_or_unpublish_is_seen_at_once(mini_book):
+    """catalog.capsule_get keeps the capsule in the process's memory per public version (signed-in pages, which are
+    not shared, read it without a query); the version covers every capsule's save."""
+    from django.http import Http404
+
+    from apps.catalog.models import Capsule
+    from apps.catalog.selectors import capsule_get
+
+    locked = _locked(mini_book)
+    assert capsule_get(locked.slug).title == locked.title
+    with CaptureQueriesContext(connection) as queries:
+        again = capsule_get(locked.slug)
+    assert again.body_html == locked.body_html and again.part.title == locked.part.title
+    assert not [q for q in queries if "catalog_capsule" in q["sql"] and "slug" in q["sql"]]  # the version only
+    again.title = "Changed in this copy only"
+    assert capsule_get(locked.slug).title == locked.title  # each call gets its own copy
+
+    locked.title = "A Retitled Locked Capsule"
+    capsule_save(capsule=locked)
+    assert capsule_get(locked.slug).title == "A Retitled Locked Capsule"
+    locked.status = Capsule.Status.DRAFT
+    capsule_save(capsule=locked)
+    with pytest.raises(Http404):
+        capsule_get(locked.slug)

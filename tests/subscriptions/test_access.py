@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
 from apps.reading.policy import has_full_access
-from apps.subscriptions.models import Subscription
+from apps.subscriptions.models import ComplimentaryAccess, Subscription
 from apps.subscriptions.selectors import has_subscriber_access
 from tests.factories import UserFactory
 from tests.subscriptions.factories import ComplimentaryAccessFactory, SubscriptionFactory
@@ -117,3 +117,44 @@ def test_anonymous_and_unsaved_users_have_no_access(django_assert_num_queries):
     with django_assert_num_queries(0):
         assert not has_subscriber_access(AnonymousUser())
         assert not has_subscriber_access(None)
+
+
+def test_the_one_statement_agrees_with_the_querysets_that_define_access_in_every_state():
+    """has_subscriber_access is a hand-written statement (apps/subscriptions/selectors.py) for the querysets
+    Subscription.objects.giving_access and ComplimentaryAccess.objects.current: one reader per combination of
+    status, scheduled cancellation, period end and past-due age, and per grant, asked at three moments."""
+    now = timezone.now()
+    day = timedelta(days=1)
+    grace = timedelta(days=7)  # SUBSCRIPTION_PAST_DUE_GRACE_DAYS in the test settings
+    readers = []
+    for status in Subscription.Status.values:
+        for cancel_at_period_end in (False, True):
+            for period_end in (None, now - day, now + day):
+                for cancel_at in (None, now - day, now + day):
+                    for past_due_since in (None, now - grace - day, now - grace + day):
+                        subscription = SubscriptionFactory(
+                            status=status,
+                            cancel_at_period_end=cancel_at_period_end,
+                            current_period_end=period_end,
+                            cancel_at=cancel_at,
+                            past_due_since=past_due_since,
+                        )
+                        readers.append(subscription.customer.user)
+    for starts_at in (now - 2 * day, now + day):
+        for ends_at in (None, now - day, now + 2 * day):
+            if ends_at is not None and ends_at <= starts_at:
+                continue  # refused by the table's check constraint
+            for revoked_at in (None, now - day):
+                grant = ComplimentaryAccessFactory(starts_at=starts_at, ends_at=ends_at, revoked_at=revoked_at)
+                readers.append(grant.user)
+    readers.append(UserFactory())
+
+    for moment in (now - 2 * day, now, now + 3 * day):
+        by_subscription = set(
+            Subscription.objects.giving_access(now=moment).values_list("customer__user_id", flat=True)
+        )
+        by_grant = set(ComplimentaryAccess.objects.current(now=moment).values_list("user_id", flat=True))
+        expected = {reader.pk: reader.pk in by_subscription | by_grant for reader in readers}
+        answered = {reader.pk: has_subscriber_access(reader, now=moment) for reader in readers}
+        assert answered == expected, moment
+        assert 0 < sum(expected.values()) < len(readers)
