@@ -23,9 +23,15 @@ def progress_by_capsule(user, book: Book) -> dict[int, ReadingProgress]:
 
 
 def progress_get(user, capsule: Capsule) -> ReadingProgress | None:
+    """The reader's progress on one capsule (at most one row: unique per reader and capsule). Asked on every signed-in
+    capsule page, so written as the statement itself: the ORM took twice as long to build it as it took to run
+    (0.64 against 0.28 ms in one process, bench/load.py's profile)."""
     if not user.is_authenticated:
         return None
-    return ReadingProgress.objects.filter(user=user, capsule=capsule).first()
+    return next(iter(ReadingProgress.objects.raw(_PROGRESS_SQL, [user.pk, capsule.pk])), None)
+
+
+_PROGRESS_SQL = f"SELECT * FROM {ReadingProgress._meta.db_table} WHERE user_id = %s AND capsule_id = %s"
 
 
 def continue_reading(parts, progress: dict[int, ReadingProgress]) -> Capsule | None:

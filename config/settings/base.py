@@ -270,6 +270,7 @@ STORAGES = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
+SESSION_ENGINE = "apps.accounts.sessions"  # Django's database sessions, read with one written-out statement
 CSRF_COOKIE_HTTPONLY = True  # htmx sends the token from the page (base.html), never from the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
