@@ -55,3 +55,27 @@ def test_the_load_benchmark_runs_end_to_end(tmp_path):
     with psycopg.connect(urlsplit(database_url)._replace(path="/postgres").geturl()) as connection:
         left = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [f"kernel_bench_ci_{worker}"])
         assert left.fetchone() is None, "the benchmark left its database behind"
+
+
+def test_the_page_cost_benchmark_measures_each_page_and_leaves_no_database():
+    database = settings.DATABASES["default"]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"kernel_page_cost_ci_{worker}"
+    database_url = f"postgres://{database['USER']}:{database['PASSWORD']}@{database['HOST']}:{database['PORT']}/{name}"
+    command = [sys.executable, "bench/page_cost.py", "--requests=3", "--repeats=1", f"--database-url={database_url}"]
+    done = subprocess.run(
+        [*command, f"--redis-url={settings.REDIS_URL}"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {line[:30].strip(): line[30:].split() for line in done.stdout.splitlines()[1:] if line.strip()}
+    assert set(rows) == {"landing, anonymous", "free capsule, anonymous", "locked capsule, subscriber"}
+    assert all(float(row[0]) > 0 for row in rows.values())
+    # The signed-in page reads its session, its reader, the access and the progress (and, once a second, the public
+    # version); the capsule comes from the process's memory. The anonymous pages come from the page cache.
+    tables = {name.rstrip(",") for name in rows["locked capsule, subscriber"][2:]}
+    expected = {"django_session", "accounts_user", "subscriptions_subscription", "reading_readingprogress"}
+    assert expected <= tables and "catalog_capsule" not in tables, tables
+    assert rows["landing, anonymous"][1] in ("0:", "1:")  # the version, once a second
+    with psycopg.connect(urlsplit(database_url)._replace(path="/postgres").geturl()) as connection:
+        left = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        assert left.fetchone() is None, "the benchmark left its database behind"
