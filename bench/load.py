@@ -351,12 +351,17 @@ class Site:
             raise SystemExit(f"manage.py {' '.join(arguments)} failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}")
 
     def _database(self, what: str) -> None:
-        url = urlsplit(self.args.database_url)
-        name = url.path.lstrip("/")
-        with psycopg.connect(url._replace(path="/postgres").geturl(), autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            if what == "create":
-                connection.execute(f'CREATE DATABASE "{name}"')
+        database_reset(self.args.database_url, create=what == "create")
+
+
+def database_reset(database_url: str, *, create: bool) -> None:
+    """Drop the benchmark's database (it is the benchmark's own), and with `create` make it again, empty."""
+    url = urlsplit(database_url)
+    name = url.path.lstrip("/")
+    with psycopg.connect(url._replace(path="/postgres").geturl(), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if create:
+            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def _free_port() -> int:

@@ -14,15 +14,18 @@ import cProfile
 import os
 import pstats
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
-
-import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere: bench.load, config and apps import from the root
+
+from bench.load import database_reset  # noqa: E402
+
 DEMO_PASSWORD = "kernel-demo-pass"  # load_demo's (apps/demo)
 
 
@@ -35,7 +38,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
 
-    workdir = Path(f"/tmp/page-cost-{os.getpid()}")
+    workdir = Path(tempfile.mkdtemp(prefix="page-cost-"))
     os.environ.update(
         DJANGO_SETTINGS_MODULE="config.settings.prod",
         SECRET_KEY=secrets.token_urlsafe(50),
@@ -47,14 +50,12 @@ def main() -> int:
         VAR_DIR=str(workdir / "var"),
         LOG_LEVEL="WARNING",
     )
-    recreate_database(args.database_url)
+    database_reset(args.database_url, create=True)
     try:
         for command, settings in (("migrate", "prod"), ("load_demo", "dev"), ("collectstatic", "prod")):
             env = {**os.environ, "DJANGO_SETTINGS_MODULE": f"config.settings.{settings}"}
             subprocess.run(
-                [sys.executable, "manage.py", command, "--noinput"]
-                if command != "load_demo"
-                else [sys.executable, "manage.py", command],
+                [sys.executable, "manage.py", command, *(["--noinput"] if command != "load_demo" else [])],
                 cwd=ROOT,
                 env=env,
                 check=True,
@@ -62,24 +63,14 @@ def main() -> int:
             )
         measure(args)
     finally:
-        recreate_database(args.database_url, drop_only=True)
-        subprocess.run(["rm", "-rf", str(workdir)], check=False)
+        database_reset(args.database_url, create=False)
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
-
-
-def recreate_database(url: str, drop_only: bool = False) -> None:
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        if not drop_only:
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def measure(args) -> None:
     import django
 
-    sys.path.insert(0, str(ROOT))
     django.setup()
     from django.core.cache import cache
     from django.db import connection

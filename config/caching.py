@@ -162,13 +162,18 @@ def _cache_set(key: str, value) -> None:
         logger.warning("public page cache unreachable; not stored", exc_info=True)
 
 
+def _versioned_key(kind: str, name: str, *vary_on) -> str:
+    """A cache key that changes with the public version: what was kept under the last one is never read again."""
+    where = hashlib.sha256(repr((name, *vary_on)).encode()).hexdigest()
+    return f"{kind}:{public_version()}:{where}"
+
+
 def public_fragments(name: str, *vary_on, render: Callable[[], dict[str, str]]) -> dict[str, str]:
     """Pieces of a page that show only public data (a capsule's table of contents and pager), rendered once per
     public version and kept in the cache for every visitor: personal pages use them too, around their own parts.
     `render` returns the pieces by name; `vary_on` holds what else they depend on (the capsule, whether the visitor
     may read everything). The cache being down renders them each time."""
-    where = hashlib.sha256(repr((name, *vary_on)).encode()).hexdigest()
-    key = f"public-fragments:{public_version()}:{where}"
+    key = _versioned_key("public-fragments", name, *vary_on)
     stored = _cache_get(key)
     if stored is None:
         stored = render()
@@ -183,8 +188,7 @@ def local_per_version(name: str, *vary_on, compute: Callable[[], object]):
     own copy (the local cache pickles). Not shared between processes, so nothing to invalidate across them; nothing
     is sent to a client from here, the caller still decides who may see what. `compute` may raise (Http404): nothing
     is kept then."""
-    where = hashlib.sha256(repr((name, *vary_on)).encode()).hexdigest()
-    key = f"local-per-version:{public_version()}:{where}"
+    key = _versioned_key("local-per-version", name, *vary_on)
     stored = caches[LOCAL_CACHE].get(key)
     if stored is None:
         stored = compute()

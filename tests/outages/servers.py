@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 START_TIMEOUT_S = 30
 
 
@@ -152,3 +154,12 @@ class PostgresServer:
         with contextlib.suppress(subprocess.SubprocessError):
             self.stop("immediate")
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def own_redis():
+    """A Redis of the module's own (tests that stop it, or whose workers must not share the suite's broker)."""
+    server = RedisServer()
+    server.start()
+    yield server
+    server.close()

@@ -17,21 +17,13 @@ from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.services import submission_create, submission_sweep
 from config.settings.base import cache_from_env
 from tests.outages import broker_at
-from tests.outages.servers import RedisServer
+from tests.outages.servers import own_redis  # noqa: F401  (the fixture)
 from tests.submissions.conftest import NAIVE, make_exercise
-from tests.submissions.workers import TEST_ENV, CeleryWorkers, database_url
+from tests.submissions.workers import TEST_ENV, CeleryWorkers, database_url, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 Status = Submission.Status
 GPU_WORKER = "gpu-a"
-
-
-@pytest.fixture(scope="module")
-def own_redis():
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="module")
@@ -72,16 +64,6 @@ def site_on_own_redis(settings, own_redis, workers):
 @pytest.fixture
 def exercise(mini_book):
     return make_exercise(mini_book.capsules.get(number=1))
-
-
-def wait_for(submission, done=lambda s: s.is_finished, timeout_s=60.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        submission.refresh_from_db()
-        if done(submission):
-            return submission
-        time.sleep(0.1)
-    raise AssertionError(f"submission still {submission.status} after {timeout_s} s ({submission.message})")
 
 
 def sign_in(client: Client, email: str, password: str):

@@ -29,7 +29,7 @@ from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.services import submission_create
 from tests.factories import UserFactory
 from tests.outages import broker_at
-from tests.outages.servers import RedisServer
+from tests.outages.servers import own_redis  # noqa: F401  (the fixture)
 from tests.submissions.conftest import NAIVE, marked
 from tests.submissions.workers import TEST_ENV, CeleryWorkers, database_url
 
@@ -165,14 +165,6 @@ class Pool:
                     os.killpg(self.pid(gpu), signal.SIGKILL)
         self.compile.stop_all()
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def own_redis():
-    server = RedisServer()
-    server.start()
-    yield server
-    server.close()
 
 
 @pytest.fixture(scope="module")

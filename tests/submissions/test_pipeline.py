@@ -5,7 +5,6 @@ Submissions are created through the service the web uses; everything after that 
 workers. Kills are SIGKILLs of a whole worker (main process, pool process and the judge's child).
 """
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -15,19 +14,10 @@ from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.selectors import gpu_workers_online
 from apps.submissions.services import submission_create, submission_sweep
 from tests.submissions.conftest import BROKEN, NAIVE, marked
+from tests.submissions.workers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Status = Submission.Status
-
-
-def wait_for(submission, done=lambda s: s.is_finished, timeout_s=30.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        submission.refresh_from_db()
-        if done(submission):
-            return submission
-        time.sleep(0.1)
-    raise AssertionError(f"submission still {submission.status} after {timeout_s} s ({submission.message})")
 
 
 def test_a_submission_is_compiled_judged_and_recorded(celery_workers, exercise, reader):

@@ -175,3 +175,14 @@ def celery_workers(django_db_setup, django_db_blocker):
     finally:
         workers.stop_all()
         purge_broker(broker)
+
+
+def wait_for(submission, done=lambda s: s.is_finished, timeout_s=30.0):
+    """Poll the row until `done` holds (by default: a final status), or fail saying where it stopped."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        submission.refresh_from_db()
+        if done(submission):
+            return submission
+        time.sleep(0.1)
+    raise AssertionError(f"submission still {submission.status} after {timeout_s} s ({submission.message})")
