@@ -16,7 +16,7 @@ from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
-from config.caching import make_private, public_fragments, public_when_anonymous
+from config.caching import make_private, public_fragments, public_version, public_when_anonymous
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -39,6 +39,7 @@ def capsule(request, slug):
             ),
             "readable": readable,
             "progress": selectors.progress_get(request.user, capsule) if readable else None,
+            "public_version": public_version(),  # the template's cached blocks: a revision is seen at once
         },
     )
     if not capsule.is_free:

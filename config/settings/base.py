@@ -121,8 +121,9 @@ REDIS_URL = env_str("REDIS_URL")
 def cache_from_env(redis_url: str | None) -> dict:
     """Redis when configured; otherwise a file cache, which (unlike local memory) is shared by
     the web server and the worker, so allauth's rate limits hold across processes. "local" is each
-    process's own memory, for copies of public pages (config/caching.py) and nothing shared."""
-    local = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "OPTIONS": {"MAX_ENTRIES": 200}}
+    process's own memory, for copies of public pages and pieces of pages (config/caching.py, the templates' cache
+    blocks) and nothing shared: a few per capsule, so room for a book of several hundred."""
+    local = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "OPTIONS": {"MAX_ENTRIES": 2000}}
     if redis_url:
         return {
             "default": {
