@@ -98,6 +98,8 @@ def database_from_env(default_url: str) -> dict:
     database = dj_database_url.parse(
         env_str("DATABASE_URL", default_url), conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
     )
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        database["ENGINE"] = "config.postgresql"  # Django's, checking an idle connection only (config/postgresql)
     if database["ENGINE"] == "django.db.backends.sqlite3":
         # The web server and the worker share the file: WAL lets readers go on while one writes, the busy timeout
         # makes a writer wait its turn, and IMMEDIATE takes the write lock at BEGIN, where waiting works (a
@@ -110,6 +112,8 @@ def database_from_env(default_url: str) -> dict:
 
 
 DATABASES = database_from_env(DEFAULT_DATABASE_URL)
+# A persistent PostgreSQL connection that ended a request without error this recently is not health-checked again.
+DB_HEALTH_CHECK_IDLE_MS = env_int("DB_HEALTH_CHECK_IDLE_MS", 100)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The demo book that `load_demo` (and so `make run`) imports.
