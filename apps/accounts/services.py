@@ -1,9 +1,8 @@
-from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.deletion import users_deleting
-from apps.accounts.models import User
+from apps.accounts.models import Session, User
 from apps.accounts.validators import public_name_clean, validate_public_name
 
 

@@ -1,23 +1,104 @@
-"""Database sessions (Django's), read with the statement itself.
+"""Database sessions (Django's), each stored with its signed-in reader's id and read together with that reader.
 
-Every signed-in request reads its session first. The ORM took about twice as long to build that one query as the
-database took to answer it (0.52 ms against 0.28 in one process, bench/load.py's profile), so the read is written
-out; everything else (writing, expiry, cycling the key at sign-in, clearsessions) is Django's own.
+Every signed-in request reads its session, then its reader (Django's AuthenticationMiddleware). Two round trips, and
+the ORM took about twice as long to build each query as the database to answer it (bench/page_cost.py), so the
+session is read with one written-out statement that also brings the reader's row (apps.accounts.models.Session keeps
+the id beside the data). `session_user` hands that row to the request only where Django's own `get_user` would
+return that very user; in every other case Django's decides. Writing, expiry, cycling the key at sign-in and
+clearsessions are Django's own.
 """
 
+from django.conf import settings
+from django.contrib import auth
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.sessions.backends import db
 from django.db import connection
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 
 
 class SessionStore(db.SessionStore):
+    signed_in_user = None  # the reader named by the session, read with it; None when there is none
+
+    @classmethod
+    def get_model_class(cls):
+        from apps.accounts.models import Session
+
+        return Session
+
+    def create_model_instance(self, data):
+        session = super().create_model_instance(data)
+        session.user_id = _user_id(data.get(auth.SESSION_KEY))
+        return session
+
     def _get_session_from_db(self):
+        self.signed_in_user = None
         if self.session_key is None:  # absent or refused by the key's validation
             return None
-        table = self.model._meta.db_table
+        from apps.accounts.models import User
+
+        session_fields = ["session_key", "session_data", "expire_date", "user_id"]
+        user_fields = [field.attname for field in User._meta.concrete_fields]
+        columns = [f"s.{name}" for name in session_fields] + [f"u.{name}" for name in user_fields]
+        statement = (
+            f"SELECT {', '.join(columns)} FROM {self.model._meta.db_table} s"
+            f" LEFT JOIN {User._meta.db_table} u ON u.id = s.user_id WHERE s.session_key = %s AND s.expire_date > %s"
+        )
         now = connection.ops.adapt_datetimefield_value(timezone.now())
-        statement = f"SELECT * FROM {table} WHERE session_key = %s AND expire_date > %s"
-        session = next(iter(self.model.objects.raw(statement, [self.session_key, now])), None)
-        if session is None:
+        with connection.cursor() as cursor:
+            cursor.execute(statement, [self.session_key, now])
+            row = cursor.fetchone()
+        if row is None:
             self._session_key = None  # as Django's: a missing or expired session gets a new key when saved
+            return None
+        session = self.model.from_db(
+            connection.alias, session_fields, _as_orm(self.model, session_fields, row[: len(session_fields)])
+        )
+        user_row = row[len(session_fields) :]
+        if user_row[0] is not None:
+            self.signed_in_user = User.from_db(connection.alias, user_fields, _as_orm(User, user_fields, user_row))
         return session
+
+
+def _as_orm(model, names, values) -> list:
+    """A row's values converted as the ORM converts them (SQLite's dates and booleans, for instance)."""
+    converted = []
+    for name, value in zip(names, values, strict=True):
+        column = model._meta.get_field(name).get_col(model._meta.db_table)
+        for converter in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+            value = converter(value, column, connection)
+        converted.append(value)
+    return converted
+
+
+def _user_id(value):
+    from apps.accounts.models import User
+
+    try:
+        return User._meta.pk.to_python(value) if value is not None else None
+    except Exception:  # not an id this table can hold: no reader column, Django's get_user decides as ever
+        return None
+
+
+def session_user(request):
+    """The request's reader: the row read with the session when Django's get_user would return exactly that user (the
+    session names them, its backend is configured and fetches users as ModelBackend does, the reader may sign in,
+    and the session's hash matches the current password and secret); otherwise Django's get_user, which checks the
+    fallback secrets, flushes a session that no longer verifies and queries the reader itself."""
+    session = request.session
+    user_id, backend_path = session.get(auth.SESSION_KEY), session.get(auth.BACKEND_SESSION_KEY)
+    user = getattr(session, "signed_in_user", None)
+    if user is None or user_id is None or _user_id(user_id) != user.pk:
+        return auth.get_user(request)
+    if backend_path not in settings.AUTHENTICATION_BACKENDS:
+        return auth.get_user(request)
+    backend = auth.load_backend(backend_path)
+    fetches_like_django = isinstance(backend, ModelBackend) and type(backend).get_user is ModelBackend.get_user
+    session_hash = session.get(auth.HASH_SESSION_KEY) or ""
+    if (
+        fetches_like_django
+        and backend.user_can_authenticate(user)
+        and constant_time_compare(session_hash, user.get_session_auth_hash())
+    ):
+        return user
+    return auth.get_user(request)

@@ -1,6 +1,6 @@
 """Search on SQLite, the `make run` default: FTS5 with the Porter stemmer, kept in step by triggers.
 
-The suite runs on PostgreSQL; `test_search_and_the_access_matrix_pass_on_sqlite` runs the search tests,
+The suite runs on PostgreSQL; `test_search_and_the_access_matrix_pass_on_sqlite` runs the search tests, the sessions,
 the access matrix and this file again in a pytest of their own on SQLite, so `make test` covers both."""
 
 import os
@@ -89,7 +89,12 @@ def test_search_and_the_access_matrix_pass_on_sqlite(tmp_path):
         pytest.skip("already on SQLite")
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
     env.pop("PYTEST_XDIST_WORKER", None)  # a pytest of its own, not one of this run's workers
-    tests = ["tests/reading/test_search.py", "tests/reading/test_access_matrix.py", __file__]
+    tests = [
+        "tests/reading/test_search.py",
+        "tests/reading/test_access_matrix.py",
+        "tests/accounts/test_sessions.py",
+        __file__,
+    ]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
         cwd=ROOT,
