@@ -24,9 +24,21 @@ def has_full_access(user) -> bool:
         return False
     cached = getattr(user, _CACHE_ATTRIBUTE, None)
     if cached is None:
-        cached = bool(user.is_staff or has_subscriber_access(user))
-        setattr(user, _CACHE_ATTRIBUTE, cached)
+        cached = full_access_from(user, subscriber_access=has_subscriber_access(user))
     return cached
+
+
+def full_access_from(user, *, subscriber_access: bool) -> bool:
+    """has_full_access, given the subscriber check made by a statement that read more with it
+    (apps.reading.selectors.reader_state); remembered on the user object as has_full_access does."""
+    full_access = bool(user.is_staff or subscriber_access)
+    setattr(user, _CACHE_ATTRIBUTE, full_access)
+    return full_access
+
+
+def full_access_known(user) -> bool:
+    """Whether has_full_access would answer without a query."""
+    return user is None or not user.is_authenticated or getattr(user, _CACHE_ATTRIBUTE, None) is not None
 
 
 def can_read(user, capsule: Capsule) -> bool:

@@ -20,14 +20,20 @@ def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
     everything is `apps.reading.policy.has_full_access`. One SQL statement; never calls Stripe."""
     if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
         return False
+    statement, params = subscriber_access_statement(user, now=now)
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return bool(cursor.fetchone()[0])
+
+
+def subscriber_access_statement(user, *, now: datetime | None = None) -> tuple[str, list]:
+    """has_subscriber_access as a SQL expression of one boolean and its parameters, for a page that reads more in the
+    same statement (apps.reading.selectors.reader_state). `user` is a saved, signed-in reader."""
     now = now or timezone.now()
     since = now - timedelta(days=settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS)
     at, grace_start = (connection.ops.adapt_datetimefield_value(moment) for moment in (now, since))
     status = Subscription.Status
-    params = [user.pk, status.ACTIVE, status.TRIALING, status.PAST_DUE, grace_start, at, at, user.pk, at, at]
-    with connection.cursor() as cursor:
-        cursor.execute(_ACCESS_SQL, params)
-        return bool(cursor.fetchone()[0])
+    return _ACCESS_SQL, [user.pk, status.ACTIVE, status.TRIALING, status.PAST_DUE, grace_start, at, at, user.pk, at, at]
 
 
 # Subscription.objects.giving_access() or ComplimentaryAccess.objects.current(), for one reader, as one statement
