@@ -809,7 +809,6 @@ def print_report(report: dict) -> None:
             f"{f['backlog_when_compiled']} others waiting for the GPU as it was compiled; started "
             f"{f['start_position']}th (FIFO: {f['fifo_position']}th)"
         )
-    if report.get("burst"):
         print_gpus("burst", report["burst"])
         if report["burst"].get("kill"):
             k = report["burst"]["kill"]

@@ -275,14 +275,7 @@ class Site:
             if name not in ("DJANGO_SETTINGS_MODULE", "DEBUG", "STRIPE_TEST_MODE", "STRIPE_SECRET_KEY")
         }
         self.env.update(
-            DJANGO_SETTINGS_MODULE="config.settings.prod",
-            SECRET_KEY=secrets.token_urlsafe(50),
-            ALLOWED_HOSTS="127.0.0.1",
-            DATABASE_URL=args.database_url,
-            REDIS_URL=args.redis_url,
-            CELERY_BROKER_URL=args.redis_url,
-            STATIC_ROOT=str(workdir / "static"),
-            VAR_DIR=str(workdir / "var"),
+            **production_env(args.database_url, args.redis_url, workdir, host="127.0.0.1"),
             ALLAUTH_TRUSTED_PROXY_COUNT="1",
             WEB_CONCURRENCY=str(args.workers),
             GUNICORN_LOG_LEVEL="warning",
@@ -352,6 +345,21 @@ class Site:
 
     def _database(self, what: str) -> None:
         database_reset(self.args.database_url, create=what == "create")
+
+
+def production_env(database_url: str, redis_url: str, workdir: Path, *, host: str) -> dict[str, str]:
+    """Production settings for a site of the benchmark's own: a fresh secret key, its database and Redis database,
+    and its static files and working files in `workdir`."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings.prod",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": host,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CELERY_BROKER_URL": redis_url,
+        "STATIC_ROOT": str(workdir / "static"),
+        "VAR_DIR": str(workdir / "var"),
+    }
 
 
 def database_reset(database_url: str, *, create: bool) -> None:

@@ -13,7 +13,6 @@ import argparse
 import cProfile
 import os
 import pstats
-import secrets
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: bench.load, config and apps import from the root
 
-from bench.load import database_reset  # noqa: E402
+from bench.load import database_reset, production_env  # noqa: E402
 
 DEMO_PASSWORD = "kernel-demo-pass"  # load_demo's (apps/demo)
 
@@ -40,15 +39,7 @@ def main() -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="page-cost-"))
     os.environ.update(
-        DJANGO_SETTINGS_MODULE="config.settings.prod",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="testserver",
-        DATABASE_URL=args.database_url,
-        REDIS_URL=args.redis_url,
-        CELERY_BROKER_URL=args.redis_url,
-        STATIC_ROOT=str(workdir / "static"),
-        VAR_DIR=str(workdir / "var"),
-        LOG_LEVEL="WARNING",
+        **production_env(args.database_url, args.redis_url, workdir, host="testserver"), LOG_LEVEL="WARNING"
     )
     database_reset(args.database_url, create=True)
     try:

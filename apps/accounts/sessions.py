@@ -8,6 +8,8 @@ return that very user; in every other case Django's decides. Writing, expiry, cy
 clearsessions are Django's own.
 """
 
+from functools import cache
+
 from django.conf import settings
 from django.contrib import auth
 from django.contrib.auth.backends import ModelBackend
@@ -16,14 +18,17 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
+from apps.accounts.models import Session, User
+
+SESSION_FIELDS = ("session_key", "session_data", "expire_date", "user_id")
+USER_FIELDS = tuple(field.attname for field in User._meta.concrete_fields)
+
 
 class SessionStore(db.SessionStore):
     signed_in_user = None  # the reader named by the session, read with it; None when there is none
 
     @classmethod
     def get_model_class(cls):
-        from apps.accounts.models import Session
-
         return Session
 
     def create_model_instance(self, data):
@@ -35,45 +40,51 @@ class SessionStore(db.SessionStore):
         self.signed_in_user = None
         if self.session_key is None:  # absent or refused by the key's validation
             return None
-        from apps.accounts.models import User
-
-        session_fields = ["session_key", "session_data", "expire_date", "user_id"]
-        user_fields = [field.attname for field in User._meta.concrete_fields]
-        columns = [f"s.{name}" for name in session_fields] + [f"u.{name}" for name in user_fields]
-        statement = (
-            f"SELECT {', '.join(columns)} FROM {self.model._meta.db_table} s"
-            f" LEFT JOIN {User._meta.db_table} u ON u.id = s.user_id WHERE s.session_key = %s AND s.expire_date > %s"
-        )
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         with connection.cursor() as cursor:
-            cursor.execute(statement, [self.session_key, now])
+            cursor.execute(_statement(), [self.session_key, now])
             row = cursor.fetchone()
         if row is None:
             self._session_key = None  # as Django's: a missing or expired session gets a new key when saved
             return None
-        session = self.model.from_db(
-            connection.alias, session_fields, _as_orm(self.model, session_fields, row[: len(session_fields)])
-        )
-        user_row = row[len(session_fields) :]
-        if user_row[0] is not None:
-            self.signed_in_user = User.from_db(connection.alias, user_fields, _as_orm(User, user_fields, user_row))
+        values = _as_orm(row)
+        session = Session.from_db(connection.alias, SESSION_FIELDS, values[: len(SESSION_FIELDS)])
+        if session.user_id is not None and values[len(SESSION_FIELDS)] is not None:
+            self.signed_in_user = User.from_db(connection.alias, USER_FIELDS, values[len(SESSION_FIELDS) :])
         return session
 
 
-def _as_orm(model, names, values) -> list:
-    """A row's values converted as the ORM converts them (SQLite's dates and booleans, for instance)."""
+@cache
+def _statement() -> str:
+    columns = [f"s.{name}" for name in SESSION_FIELDS] + [f"u.{name}" for name in USER_FIELDS]
+    return (
+        f"SELECT {', '.join(columns)} FROM {Session._meta.db_table} s LEFT JOIN {User._meta.db_table} u"
+        " ON u.id = s.user_id WHERE s.session_key = %s AND s.expire_date > %s"
+    )
+
+
+@cache
+def _converters() -> list[tuple]:
+    """For each column of the statement, what the ORM would apply to it (SQLite's dates and booleans, for instance):
+    worked out once per process, not on every request."""
+    columns = [Session._meta.get_field(name).get_col(Session._meta.db_table) for name in SESSION_FIELDS] + [
+        User._meta.get_field(name).get_col(User._meta.db_table) for name in USER_FIELDS
+    ]
+    return [
+        (column, connection.ops.get_db_converters(column) + column.get_db_converters(connection)) for column in columns
+    ]
+
+
+def _as_orm(row) -> list:
     converted = []
-    for name, value in zip(names, values, strict=True):
-        column = model._meta.get_field(name).get_col(model._meta.db_table)
-        for converter in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+    for value, (column, converters) in zip(row, _converters(), strict=True):
+        for converter in converters:
             value = converter(value, column, connection)
         converted.append(value)
     return converted
 
 
 def _user_id(value):
-    from apps.accounts.models import User
-
     try:
         return User._meta.pk.to_python(value) if value is not None else None
     except Exception:  # not an id this table can hold: no reader column, Django's get_user decides as ever
@@ -86,19 +97,21 @@ def session_user(request):
     and the session's hash matches the current password and secret); otherwise Django's get_user, which checks the
     fallback secrets, flushes a session that no longer verifies and queries the reader itself."""
     session = request.session
-    user_id, backend_path = session.get(auth.SESSION_KEY), session.get(auth.BACKEND_SESSION_KEY)
+    user_id = _user_id(session.get(auth.SESSION_KEY))  # first: reading a key loads the session, and its reader
     user = getattr(session, "signed_in_user", None)
-    if user is None or user_id is None or _user_id(user_id) != user.pk:
-        return auth.get_user(request)
-    if backend_path not in settings.AUTHENTICATION_BACKENDS:
-        return auth.get_user(request)
-    backend = auth.load_backend(backend_path)
-    fetches_like_django = isinstance(backend, ModelBackend) and type(backend).get_user is ModelBackend.get_user
-    session_hash = session.get(auth.HASH_SESSION_KEY) or ""
-    if (
-        fetches_like_django
-        and backend.user_can_authenticate(user)
-        and constant_time_compare(session_hash, user.get_session_auth_hash())
-    ):
+    if user is not None and user_id == user.pk and _verified(session, user):
         return user
     return auth.get_user(request)
+
+
+def _verified(session, user) -> bool:
+    backend_path = session.get(auth.BACKEND_SESSION_KEY)
+    if backend_path not in settings.AUTHENTICATION_BACKENDS:
+        return False
+    backend = auth.load_backend(backend_path)
+    return (
+        isinstance(backend, ModelBackend)
+        and type(backend).get_user is ModelBackend.get_user
+        and backend.user_can_authenticate(user)
+        and constant_time_compare(session.get(auth.HASH_SESSION_KEY) or "", user.get_session_auth_hash())
+    )

@@ -6,7 +6,6 @@ them a broker visibility timeout of 5 s, 30 min in production)."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -19,7 +18,7 @@ from config.settings.base import cache_from_env
 from tests.outages import broker_at
 from tests.outages.servers import own_redis  # noqa: F401  (the fixture)
 from tests.submissions.conftest import NAIVE, make_exercise
-from tests.submissions.workers import TEST_ENV, CeleryWorkers, database_url, wait_for
+from tests.submissions.workers import CeleryWorkers, wait_for, workers_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 Status = Submission.Status
@@ -29,17 +28,7 @@ GPU_WORKER = "gpu-a"
 @pytest.fixture(scope="module")
 def workers(own_redis, django_db_setup):
     """A compile worker (`default,compile`) and a GPU worker, on the module's Redis and the test database."""
-    from django.db import connections
-
-    env = {
-        **{name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"},
-        **TEST_ENV,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database_url(connections["default"].settings_dict),
-        "REDIS_URL": own_redis.url(0),
-        "CELERY_BROKER_URL": own_redis.url(1),
-    }
-    processes = CeleryWorkers(env)
+    processes = CeleryWorkers(workers_env(own_redis.url(0), own_redis.url(1)))
     try:
         processes.start("compile", queues="default,compile", wait=False)
         processes.start(GPU_WORKER, wait=False)

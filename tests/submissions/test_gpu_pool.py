@@ -31,7 +31,7 @@ from tests.factories import UserFactory
 from tests.outages import broker_at
 from tests.outages.servers import own_redis  # noqa: F401  (the fixture)
 from tests.submissions.conftest import NAIVE, marked
-from tests.submissions.workers import TEST_ENV, CeleryWorkers, database_url
+from tests.submissions.workers import CeleryWorkers, workers_env
 
 ROOT = Path(__file__).resolve().parents[2]
 Status = Submission.Status
@@ -169,19 +169,13 @@ class Pool:
 
 @pytest.fixture(scope="module")
 def pool(own_redis, django_db_setup):
-    from django.db import connections
-
     env = {
-        **{name: value for name, value in os.environ.items() if name not in ("PYTEST_XDIST_WORKER", "GPU_IDS")},
-        **TEST_ENV,
+        # GPU_IDS left out: the pool is given its GPUs on the command line (--gpus 0,1).
+        **workers_env(own_redis.url(0), own_redis.url(1), leave_out=("GPU_IDS",)),
         # Each job takes longer than a compile on a busy 2-core machine, so that both GPU workers are busy at
         # once; the broker gives a lost job back after 12 s, longer than any job here (slow ones: 5.5 s).
         "STANDIN_JOB_S": "3",
         "CELERY_BROKER_VISIBILITY_TIMEOUT_S": "12",
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database_url(connections["default"].settings_dict),
-        "REDIS_URL": own_redis.url(0),
-        "CELERY_BROKER_URL": own_redis.url(1),
     }
     workers = Pool(env)
     try:

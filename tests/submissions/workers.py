@@ -52,6 +52,22 @@ def database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
+def workers_env(redis_url: str, broker_url: str, *, leave_out: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of Celery worker processes on this run's test database: this process's variables (less
+    PYTEST_XDIST_WORKER: the URLs given are this xdist worker's own already, config/settings/test.py, and the
+    processes would shift them again), TEST_ENV, and the Redis and broker URLs given."""
+    from django.db import connections
+
+    return {
+        **{name: value for name, value in os.environ.items() if name not in ("PYTEST_XDIST_WORKER", *leave_out)},
+        **TEST_ENV,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": database_url(connections["default"].settings_dict),
+        "REDIS_URL": redis_url,
+        "CELERY_BROKER_URL": broker_url,
+    }
+
+
 class CeleryWorkers:
     def __init__(self, env: dict[str, str]):
         self.env = env
@@ -150,22 +166,11 @@ def celery_workers(django_db_setup, django_db_blocker):
     # Per module, not per session: left running, the compile worker (which also serves `default`) would
     # take later modules' tasks off the shared broker.
     from django.conf import settings
-    from django.db import connections
 
     broker = settings.CELERY_BROKER_URL
     assert broker.startswith("redis://"), "the pipeline tests need the real Redis broker"
     purge_broker(broker)
-    # The URLs below are this xdist worker's own already (config/settings/test.py): without
-    # PYTEST_XDIST_WORKER the Celery processes take them as they are instead of shifting them again.
-    env = {
-        **{name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"},
-        **TEST_ENV,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database_url(connections["default"].settings_dict),
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_BROKER_URL": broker,
-    }
-    workers = CeleryWorkers(env)
+    workers = CeleryWorkers(workers_env(settings.REDIS_URL, broker))
     try:
         workers.start("compile", queues="default,compile", wait=False)
         workers.start("gpu-a", wait=False)
