@@ -231,8 +231,11 @@ def test_keyboard_shortcuts_move_between_capsules_and_their_help_is_a_dialog(pag
     page.goto(live_server.url + second.get_absolute_url())
     page.keyboard.press("n")
     expect(page).to_have_url(live_server.url + third.get_absolute_url())
+    # The URL changes when the next page starts to arrive; its shortcuts listen once its scripts have run.
+    page.wait_for_load_state("load")
     page.keyboard.press("p")
     expect(page).to_have_url(live_server.url + second.get_absolute_url())
+    page.wait_for_load_state("load")
 
     # "?" opens the help: a modal dialog with its name, the focus inside; Esc closes it, the focus returns.
     page.get_by_role("link", name="Skip to content").focus()
