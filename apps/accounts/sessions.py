@@ -19,9 +19,10 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
 from apps.accounts.models import Session, User
+from config.rows import Columns, instances
 
-SESSION_FIELDS = ("session_key", "session_data", "expire_date", "user_id")
-USER_FIELDS = tuple(field.attname for field in User._meta.concrete_fields)
+SESSION = Columns(Session, ("session_key", "session_data", "expire_date", "user_id"))
+READER = Columns(User)
 
 
 class SessionStore(db.SessionStore):
@@ -47,41 +48,16 @@ class SessionStore(db.SessionStore):
         if row is None:
             self._session_key = None  # as Django's: a missing or expired session gets a new key when saved
             return None
-        values = _as_orm(row)
-        session = Session.from_db(connection.alias, SESSION_FIELDS, values[: len(SESSION_FIELDS)])
-        if session.user_id is not None and values[len(SESSION_FIELDS)] is not None:
-            self.signed_in_user = User.from_db(connection.alias, USER_FIELDS, values[len(SESSION_FIELDS) :])
+        session, self.signed_in_user = instances(row, SESSION, READER)
         return session
 
 
 @cache
 def _statement() -> str:
-    columns = [f"s.{name}" for name in SESSION_FIELDS] + [f"u.{name}" for name in USER_FIELDS]
     return (
-        f"SELECT {', '.join(columns)} FROM {Session._meta.db_table} s LEFT JOIN {User._meta.db_table} u"
-        " ON u.id = s.user_id WHERE s.session_key = %s AND s.expire_date > %s"
+        f"SELECT {SESSION.select('s')}, {READER.select('u')} FROM {Session._meta.db_table} s"
+        f" LEFT JOIN {User._meta.db_table} u ON u.id = s.user_id WHERE s.session_key = %s AND s.expire_date > %s"
     )
-
-
-@cache
-def _converters() -> list[tuple]:
-    """For each column of the statement, what the ORM would apply to it (SQLite's dates and booleans, for instance):
-    worked out once per process, not on every request."""
-    columns = [Session._meta.get_field(name).get_col(Session._meta.db_table) for name in SESSION_FIELDS] + [
-        User._meta.get_field(name).get_col(User._meta.db_table) for name in USER_FIELDS
-    ]
-    return [
-        (column, connection.ops.get_db_converters(column) + column.get_db_converters(connection)) for column in columns
-    ]
-
-
-def _as_orm(row) -> list:
-    converted = []
-    for value, (column, converters) in zip(row, _converters(), strict=True):
-        for converter in converters:
-            value = converter(value, column, connection)
-        converted.append(value)
-    return converted
 
 
 def _user_id(value):

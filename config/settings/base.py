@@ -81,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "apps.subscriptions.context_processors.stripe_test_mode",
             ],
+            "builtins": ["config.template_urls"],  # {% url %} remembers what it reversed
         },
     },
 ]

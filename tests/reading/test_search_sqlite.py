@@ -93,6 +93,7 @@ def test_search_and_the_access_matrix_pass_on_sqlite(tmp_path):
         "tests/reading/test_search.py",
         "tests/reading/test_access_matrix.py",
         "tests/accounts/test_sessions.py",
+        "tests/reading/test_reader_state.py",
         __file__,
     ]
     result = subprocess.run(
