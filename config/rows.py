@@ -5,7 +5,8 @@ statements written out, because building them with the ORM cost more than runnin
 their rows through RawQuerySet gave back a third of that: it works out the columns' order and the model's init order
 on every call. Here that is done once per process: a statement selects `Columns(model, fields).select(alias)` for
 each model it reads, and `instances(row, *columns)` turns the row into those models' instances, applying the same
-converters the ORM applies (SQLite's dates and booleans, for instance).
+converters the ORM applies (SQLite's dates and booleans, for instance). They run on `hot_cursor()`: prepared on
+PostgreSQL (config.postgresql), Django's own cursor elsewhere.
 """
 
 from dataclasses import dataclass
@@ -28,6 +29,12 @@ class Columns:
 
     def select(self, alias: str) -> str:
         return ", ".join(f"{alias}.{name}" for name in self.names)
+
+
+def hot_cursor():
+    """A cursor for a statement that runs on every signed-in request."""
+    prepared = getattr(connection, "hot_cursor", None)
+    return prepared() if prepared is not None else connection.cursor()
 
 
 def instances(row, *columns: Columns) -> list[Model | None]:

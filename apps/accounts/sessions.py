@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
 from apps.accounts.models import Session, User
-from config.rows import Columns, instances
+from config.rows import Columns, hot_cursor, instances
 
 SESSION = Columns(Session, ("session_key", "session_data", "expire_date", "user_id"))
 READER = Columns(User)
@@ -42,7 +42,7 @@ class SessionStore(db.SessionStore):
         if self.session_key is None:  # absent or refused by the key's validation
             return None
         now = connection.ops.adapt_datetimefield_value(timezone.now())
-        with connection.cursor() as cursor:
+        with hot_cursor() as cursor:
             cursor.execute(_statement(), [self.session_key, now])
             row = cursor.fetchone()
         if row is None:

@@ -115,6 +115,9 @@ def database_from_env(default_url: str) -> dict:
 DATABASES = database_from_env(DEFAULT_DATABASE_URL)
 # A persistent PostgreSQL connection that ended a request without error this recently is not health-checked again.
 DB_HEALTH_CHECK_IDLE_MS = env_int("DB_HEALTH_CHECK_IDLE_MS", 100)
+# PostgreSQL: the hot statements (config.rows.hot_cursor) are prepared on a connection after this many runs; empty:
+# never (for a pooler that cannot keep prepared statements).
+DB_PREPARE_THRESHOLD = env_int("DB_PREPARE_THRESHOLD", 2) if env_str("DB_PREPARE_THRESHOLD", "2") else None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The demo book that `load_demo` (and so `make run`) imports.
