@@ -17,6 +17,7 @@ from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
 from config.caching import make_private, public_fragments, public_version, public_when_anonymous
+from config.shells import render_with_shell
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -28,19 +29,19 @@ def capsule(request, slug):
     capsule = catalog.capsule_get(slug)
     full_access, progress = selectors.reader_state(request.user, capsule)  # one statement for a signed-in reader
     readable = can_read(request.user, capsule)
-    response = render(
-        request,
-        "reading/capsule.html",
-        {
-            "capsule": capsule,
-            "book": capsule.book,
-            "contents": public_fragments(
-                "reader-contents", capsule.pk, full_access, render=lambda: _contents(capsule, full_access)
-            ),
-            "readable": readable,
-            "progress": progress if readable else None,
-            "public_version": public_version(),  # the template's cached blocks: a revision is seen at once
-        },
+    context = {
+        "capsule": capsule,
+        "book": capsule.book,
+        "contents": public_fragments(
+            "reader-contents", capsule.pk, full_access, render=lambda: _contents(capsule, full_access)
+        ),
+        "readable": readable,
+        "progress": progress if readable else None,
+        "public_version": public_version(),  # the template's cached blocks: a revision is seen at once
+    }
+    # Signed in: the page is rendered once per capsule and kind of reader, and only the reader's own parts per request.
+    response = render_with_shell(
+        request, "reading/capsule.html", context, personal=("progress",), vary_on=(capsule.pk, readable, full_access)
     )
     if not capsule.is_free:
         # A locked capsule's page depends on who asks (the text, or the offer to subscribe): never shared.

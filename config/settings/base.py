@@ -81,7 +81,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "apps.subscriptions.context_processors.stripe_test_mode",
             ],
-            "builtins": ["config.template_urls"],  # {% url %} remembers what it reversed
+            # {% url %} remembers what it reversed; {% personal %} marks a reader's own part of a page (config.shells)
+            "builtins": ["config.template_urls", "config.shells"],
         },
     },
 ]
@@ -118,6 +119,8 @@ DB_HEALTH_CHECK_IDLE_MS = env_int("DB_HEALTH_CHECK_IDLE_MS", 100)
 # PostgreSQL: the hot statements (config.rows.hot_cursor) are prepared on a connection after this many runs; empty:
 # never (for a pooler that cannot keep prepared statements).
 DB_PREPARE_THRESHOLD = env_int("DB_PREPARE_THRESHOLD", 2) if env_str("DB_PREPARE_THRESHOLD", "2") else None
+# Signed-in pages rendered once per kind of reader, with each reader's own parts filled in (config/shells.py).
+PAGE_SHELLS = env_bool("PAGE_SHELLS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The demo book that `load_demo` (and so `make run`) imports.
