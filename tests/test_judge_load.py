@@ -54,7 +54,12 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "mode",
-    [["--scaling", "1,2", "--submissions", "3"], ["--gpus", "2", "--interference", "2", "--submissions", "0"]],
+    [
+        ["--scaling", "1,2", "--submissions", "3", "--standin-job-s", "1.5"],
+        # Jobs longer than the compiles' spacing, so that both GPUs are busy at once even on a loaded machine (with
+        # 1.5 s jobs and compiles slowed by the rest of the suite, a burst once ran its jobs one GPU at a time).
+        ["--gpus", "2", "--interference", "2", "--submissions", "0", "--standin-job-s", "4"],
+    ],
     ids=["scaling", "interference"],
 )
 def test_several_standin_gpu_workers_each_with_its_own_gpu(tmp_path, mode):
@@ -62,7 +67,7 @@ def test_several_standin_gpu_workers_each_with_its_own_gpu(tmp_path, mode):
     that ran them, both share the work, and no GPU ever runs two jobs at once."""
     summary_path = tmp_path / "summary.json"
     command = [*TOOL, "--cpu-standin", *mode, "--readers", "3", "--heavy", "2", "--alone", "0", "--hidden-check", "0"]
-    command += ["--idle-s", "0.2", "--compile-concurrency", "2", "--timeout", "240", "--standin-job-s", "1.5"]
+    command += ["--idle-s", "0.2", "--compile-concurrency", "2", "--timeout", "240"]
     run = subprocess.run([*command, "--json", str(summary_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
     output = run.stdout + run.stderr
