@@ -157,3 +157,9 @@ def _keep(key, shell) -> None:
         _shells[key] = shell
         while len(_shells) > SHELLS_KEPT:
             _shells.popitem(last=False)
+
+
+def forget_all() -> None:
+    """Drop every kept shell (tests start without them; a new process starts without them anyway)."""
+    with _lock:
+        _shells.clear()

@@ -36,12 +36,10 @@ def _templates(**sources):
 
 @pytest.fixture
 def reader_request():
-    shells._shells.clear()
     request = RequestFactory().get("/page/")
     request.user = UserFactory(name="Reader One")
     request.resolver_match = None
-    yield request
-    shells._shells.clear()
+    return request
 
 
 def _page(request, **context) -> str:

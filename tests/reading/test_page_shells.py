@@ -15,13 +15,6 @@ from tests.subscriptions.visitors import make_visitor
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _no_kept_shells():
-    shells._shells.clear()
-    yield
-    shells._shells.clear()
-
-
 def _url(capsule):
     return reverse("reading:capsule", kwargs={"slug": capsule.slug})
 
