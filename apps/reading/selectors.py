@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from functools import cache
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Prefetch, Q
@@ -51,15 +52,20 @@ def reader_state(user, capsule: Capsule) -> tuple[bool, ReadingProgress | None]:
     if full_access_known(user) or user.is_staff:
         return has_full_access(user), progress_get(user, capsule)
     access, params = subscriber_access_statement(user)
-    statement = (
-        f"SELECT {PROGRESS.select('p')}, ({access}) AS subscriber_access FROM (SELECT 1) AS one"
-        f" LEFT JOIN {ReadingProgress._meta.db_table} p ON p.user_id = %s AND p.capsule_id = %s"
-    )
     with hot_cursor() as cursor:
-        cursor.execute(statement, [*params, user.pk, capsule.pk])
+        cursor.execute(_reader_state_sql(access), [*params, user.pk, capsule.pk])
         row = cursor.fetchone()
     (progress,) = instances(row, PROGRESS)
     return full_access_from(user, subscriber_access=bool(row[-1])), progress
+
+
+@cache
+def _reader_state_sql(access: str) -> str:
+    # Built once per process: the access statement is the same text for every reader, only its parameters differ.
+    return (
+        f"SELECT {PROGRESS.select('p')}, ({access}) AS subscriber_access FROM (SELECT 1) AS one"
+        f" LEFT JOIN {ReadingProgress._meta.db_table} p ON p.user_id = %s AND p.capsule_id = %s"
+    )
 
 
 def continue_reading(parts, progress: dict[int, ReadingProgress]) -> Capsule | None:

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.subscriptions import stripe_api
 from apps.subscriptions.models import ComplimentaryAccess, Customer, Subscription
+from config.rows import hot_cursor
 
 
 def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
@@ -21,7 +22,7 @@ def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
     if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
         return False
     statement, params = subscriber_access_statement(user, now=now)
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:  # asked on every signed-in page: prepared on PostgreSQL
         cursor.execute(statement, params)
         return bool(cursor.fetchone()[0])
 
