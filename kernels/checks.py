@@ -19,6 +19,8 @@ from kernels.inputs import Prepared, build_tensor_maps, input_faults, prepare, r
 from kernels.problems import Problem, Shape
 from kernels.results import ShapeCheck, Verdict
 
+MISALIGNED_STREAM = 0xA119  # the misaligned rounds draw inputs of their own: another seed word
+
 # Anything a kernel prints beyond this is a flood: printf from every thread of a grid, say.
 PRINTED_OUTPUT_LIMIT_BYTES = 64 * 1024
 
@@ -99,20 +101,41 @@ def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
 
 
 def check_shape(
-    problem: Problem, shape: Shape, launches, kernels, seed: int, arch: str, sms: int = plan_mod.DEFAULT_SMS
+    problem: Problem,
+    shape: Shape,
+    launches,
+    kernels,
+    seed: int,
+    arch: str,
+    sms: int = plan_mod.DEFAULT_SMS,
+    offsets: dict[str, int] | None = None,
 ) -> ShapeCheck:
     """Fresh inputs (and tensor maps over them), the candidate, then (only then) the input checks and the
-    reference."""
+    reference. With `offsets`, every array sits at exactly the alignment the contract promises (a round of its
+    own, with inputs of their own)."""
     sizes = shape.sizes
-    prepared = prepare(problem, sizes, [seed, shape.seed])
+    prepared = prepare(problem, sizes, [seed, shape.seed, *([MISALIGNED_STREAM] if offsets else [])], offsets=offsets)
     resolved = [plan_mod.resolve(launch, sizes, arch, problem, sms) for launch in launches]
     build_tensor_maps(prepared, resolved)
     run_plan(resolved, kernels, prepared.args, prepared.tensor_maps)
     cp.cuda.Device().synchronize()
+    where = label(sizes) + (f" ({placement(offsets)})" if offsets else "")
     fault = input_faults(prepared)
     if fault:
-        return ShapeCheck(sizes, False, None, problem.tolerance(sizes), message=f"{label(sizes)}: {fault}")
-    return compare_outputs(problem, prepared.outputs(), expected_after(prepared), sizes)
+        return ShapeCheck(sizes, False, None, problem.tolerance(sizes), message=f"{where}: {fault}")
+    check = compare_outputs(problem, prepared.outputs(), expected_after(prepared), sizes)
+    if offsets:
+        check.message = check.message.replace(label(sizes), where, 1)
+    return check
+
+
+def placement(offsets: dict[str, int]) -> str:
+    """How the arrays of a misaligned round were placed: "arrays at 4-byte alignment", or by array."""
+    values = set(offsets.values())
+    if len(values) == 1:
+        return f"arrays at {values.pop()}-byte alignment"
+    each = ", ".join(f"{name} {offset} bytes" for name, offset in offsets.items() if offset)
+    return f"arrays at their promised alignment: {each}"
 
 
 def check_printed_output() -> None:

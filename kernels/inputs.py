@@ -9,6 +9,7 @@ not against device copies. The guard bands stay: they name a sloppy out-of-bound
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -17,37 +18,70 @@ import cupy as cp
 import numpy as np
 
 from kernels.fingerprint import fingerprint
-from kernels.problems import Problem, garbage, poison_value
+from kernels.problems import Problem, garbage, guard_pattern, poison_value
 from kernels.results import ResolvedLaunch
 
 if TYPE_CHECKING:
     from kernels.runner import LoadedKernel
 
 GUARD_BYTES = 1 << 20  # per side; a tile written past a ragged edge of a 1000-wide matrix stays inside
-GUARD_BYTE = 0xA5
+# Where a buffer starts, at the most: CuPy's pool hands out 512-byte aligned blocks, and an array promised
+# `a` bytes of alignment is placed at a multiple of a that is not one of 2a (see Guarded).
+_BLOCK_ALIGN = 512
 _FINGERPRINT_STREAM = 1  # fingerprint keys come from a child stream of each input set's seed words
 _WORKSPACE_STREAM = 0x5A17  # workspace garbage is keyed by the set's seed plus this: unlike any input's bits
 
 
 class Guarded:
-    """Room for an array of `shape` and `dtype`, between two guard bands of known bytes: writes out of bounds
-    show up there."""
+    """Room for an array of `shape` and `dtype`, between two guard bands: writes out of bounds show up there,
+    and reads out of bounds poison what they enter.
 
-    def __init__(self, shape: tuple[int, ...], dtype):
+    The bands hold, from the array's edges outward, the repeating elements `problems.guard_pattern(dtype)`:
+    for floating types the largest finite value, NaN, then the most negative finite value. A kernel that reads
+    past either end and folds what it read into a sum, a maximum or a sum of squares gets a huge, infinite or
+    NaN answer (a byte pattern such as 0xA5 reads as -2.9e-16 and would vanish in the sum).
+
+    `offset` places the array `offset` bytes past a 512-byte boundary: with offset = a (a power of two, the
+    alignment the problem promises) the address is a multiple of a and not of 2a, so a kernel that takes a
+    wider vector path without checking the address faults instead of passing on lucky alignment."""
+
+    def __init__(self, shape: tuple[int, ...], dtype, offset: int = 0):
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        body = (nbytes + 255) // 256 * 256  # keep the array 256-byte aligned, as cudaMalloc would
-        self.base = cp.empty(GUARD_BYTES + body + GUARD_BYTES, dtype=cp.uint8)
-        self.base.fill(GUARD_BYTE)
-        self.array = self.base[GUARD_BYTES : GUARD_BYTES + nbytes].view(dtype).reshape(shape)
-        self._tail = GUARD_BYTES + nbytes
+        self.base = cp.empty(GUARD_BYTES + _BLOCK_ALIGN + nbytes + GUARD_BYTES, dtype=cp.uint8)
+        pad = -(self.base.data.ptr + GUARD_BYTES) % _BLOCK_ALIGN
+        start = GUARD_BYTES + pad + offset
+        self._head, self._tail = start, start + nbytes
+        self._front = guard_band(dtype, start, toward_array=True)
+        self._back = guard_band(dtype, self.base.size - self._tail, toward_array=False)
+        self.base[:start] = self._front
+        self.base[self._tail :] = self._back
+        self.array = self.base[start : self._tail].view(dtype).reshape(shape)
 
     @classmethod
-    def like(cls, array: cp.ndarray) -> Guarded:
-        return cls(array.shape, array.dtype)
+    def like(cls, array: cp.ndarray, offset: int = 0) -> Guarded:
+        return cls(array.shape, array.dtype, offset)
 
     def guards_intact(self) -> bool:
-        return not bool((self.base[:GUARD_BYTES] != GUARD_BYTE).any() or (self.base[self._tail :] != GUARD_BYTE).any())
+        return bool((self.base[: self._head] == self._front).all() and (self.base[self._tail :] == self._back).all())
+
+
+def guard_band(dtype: np.dtype, nbytes: int, toward_array: bool) -> cp.ndarray:
+    """`nbytes` of guard band for an array of `dtype`, the pattern starting at the array's edge: the front band
+    ends with the pattern's first element (it runs backward from the array), the back band begins with it."""
+    return cp.asarray(_guard_band_host(np.dtype(dtype).str, nbytes, toward_array))
+
+
+@functools.cache
+def _guard_band_host(dtype_str: str, nbytes: int, toward_array: bool) -> np.ndarray:
+    dtype = np.dtype(dtype_str)
+    pattern = guard_pattern(dtype).view(np.uint8)
+    reps = -(-nbytes // pattern.size)
+    band = np.tile(pattern, reps)
+    if toward_array:  # element k before the array is pattern[k]: reversed by elements, not bytes
+        elements = band.view(dtype)[::-1].copy().view(np.uint8)
+        return elements[elements.size - nbytes :]
+    return band[:nbytes]
 
 
 @dataclass
@@ -116,7 +150,8 @@ def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reus
     if reuse is not None:
         buffers, args = reuse.buffers, reuse.args
     else:
-        buffers = {name: Guarded.like(array) for name, array in inputs.items()}
+        offsets = offsets or {}
+        buffers = {name: Guarded.like(array, offsets.get(name, 0)) for name, array in inputs.items()}
         for spec in problem.workspaces:
             buffers[spec.name] = Guarded((problem.workspace_count(spec.name, sizes),), spec.storage_dtype)
         args = tuple(_argument(spec, buffers, sizes) for spec in problem.args)

@@ -31,7 +31,7 @@ from cupy.cuda import driver, runtime
 
 from kernels import gpu, hopper, problems
 from kernels import plan as plan_mod
-from kernels.checks import JobFailed, check_printed_output, check_shape, label
+from kernels.checks import JobFailed, check_printed_output, check_shape, label, placement
 from kernels.problems import Problem
 from kernels.results import JudgeResult, KernelResources, Verdict
 from kernels.timing import bench_shape
@@ -74,12 +74,20 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
         _check_arch(payload["arch"], ctx)
         launches = [plan_mod.Launch.from_dict(d) for d in payload["plan"]]
         kernels = _load(payload, problem, launches, ctx, result)
-        stage = "the correctness checks"
+        offsets = problem.misaligned_offsets()
         for shape in problem.tests:
-            result.checks.append(
-                check_shape(problem, shape, launches, kernels, options.seed, payload["arch"], ctx.sm_count)
-            )
+            stage = "the correctness checks"
+            check = check_shape(problem, shape, launches, kernels, options.seed, payload["arch"], ctx.sm_count)
             check_printed_output()
+            if check.passed and offsets:
+                # The same shape again with every array at exactly its promised alignment: a wide vector path
+                # taken without checking the address faults here, not on a reader's misaligned tensor.
+                stage = f"the correctness checks with {placement(offsets)}"
+                check = check_shape(
+                    problem, shape, launches, kernels, options.seed, payload["arch"], ctx.sm_count, offsets
+                )
+                check_printed_output()
+            result.checks.append(check)
         failed = [c for c in result.checks if not c.passed]
         if failed:
             raise JobFailed(

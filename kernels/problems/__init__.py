@@ -77,6 +77,20 @@ ALWAYS_EXACT_DTYPES = ("int32", "float8_e4m3")
 # quiet NaN is 0x7FC0), 0xA5A5A5A5 for int32 (a large negative number no scan of small inputs produces), 0x7F
 # for FP8 E4M3 (NaN: E4M3 has no infinities and only this code and 0xFF as NaN).
 POISON_BITS = {"float32": 0x7FC00000, "float16": 0x7E00, "bfloat16": 0x7FC0, "float8_e4m3": 0x7F, "int32": 0xA5A5A5A5}
+# What the guard bands around every array hold, element after element from the array's edge outward
+# (kernels/inputs.py, Guarded): for floating types the largest finite value, a NaN and the most negative finite
+# value, so that a value read past an edge poisons any sum (huge, or NaN), maximum (the largest value) or sum of
+# squares (infinite) it enters; for int32 0x55555555 and 0xAAAAAAAA, a page or row index that faults however
+# its offset is computed (see paged_decode's POISON_PAGE) and a sum that is far off; FP8 its NaN code.
+GUARD_BITS = {
+    "float32": (0x7F7FFFFF, 0x7FC00000, 0xFF7FFFFF),
+    "float16": (0x7BFF, 0x7E00, 0xFBFF),
+    "uint16": (0x7F7F, 0x7FC0, 0xFF7F),  # BF16 bits
+    "uint8": (0x7F,),  # FP8 E4M3 codes: NaN
+    "int32": (0x55555555, 0xAAAAAAAA),
+}
+# Promised alignments below this get a correctness round with every array at exactly its promise (Guarded).
+MISALIGNED_ROUND_LIMIT = 256
 COMPUTE_UNITS = ("fp32", "tensor_fp16", "tensor_bf16", "memory")
 UNITS = ("TFLOP/s", "GB/s")
 
@@ -92,6 +106,7 @@ _OPTIONAL_KEYS = (
     "flag_faster_than_baseline",
     "tests",
     "benchmarks",
+    "alignment",
 )
 _ARG_KEYS = ("name", "type", "value", "workspace", "shape")
 _FLAG_KEY = "flag_faster_than_baseline"
@@ -158,6 +173,7 @@ class Problem:
     bytes_expr: str
     tests: tuple[Shape, ...]
     benchmarks: tuple[Shape, ...]
+    alignment: int | None = None  # bytes every array's address is promised to be a multiple of; None: its element size
 
     @property
     def params(self) -> dict[str, float]:
@@ -185,6 +201,18 @@ class Problem:
 
     def is_exact(self, output: str) -> bool:
         return output in self.exact or self.arg(output).dtype in ALWAYS_EXACT_DTYPES
+
+    def promised_alignment(self, name: str) -> int:
+        """The alignment the contract promises array `name`'s address: `alignment`, else its element size."""
+        return max(self.alignment or 0, np.dtype(self.arg(name).storage_dtype).itemsize)
+
+    def misaligned_offsets(self) -> dict[str, int]:
+        """For the correctness rounds with arrays placed at exactly their promised alignment and no more: each
+        array's offset past a 512-byte boundary (workspaces stay aligned: scratch is the judge's to lay out).
+        Empty where every promise is at least that alignment (attention's 256 bytes), so no such round runs."""
+        promised = {a.name: self.promised_alignment(a.name) for a in self.args if a.is_pointer and not a.is_workspace}
+        offsets = {name: a if a < MISALIGNED_ROUND_LIMIT else 0 for name, a in promised.items()}
+        return offsets if any(offsets.values()) else {}
 
     def signature(self) -> str:
         return ", ".join(f"{a.type} {a.name}" for a in self.args)
@@ -228,6 +256,13 @@ def poison_value(dtype: str) -> np.generic:
     storage = np.dtype(STORAGE_DTYPES[dtype])
     bits = np.array(POISON_BITS[dtype], dtype=f"u{storage.itemsize}")
     return bits.view(storage)[()]
+
+
+def guard_pattern(storage_dtype) -> np.ndarray:
+    """The elements a guard band repeats, as an array of the stored dtype (GUARD_BITS)."""
+    storage = np.dtype(storage_dtype)
+    bits = np.array(GUARD_BITS[storage.name], dtype=f"u{storage.itemsize}")
+    return bits.view(storage)
 
 
 def garbage(nbytes: int, key: int, xp=np):
@@ -292,6 +327,7 @@ def parse(data: dict, where: str = "problem") -> Problem:
         bytes_expr=str(data["bytes"]),
         tests=tuple(_shape(s, size_names, where, "tests") for s in data.get("tests", [])),
         benchmarks=tuple(_shape(s, size_names, where, "benchmarks") for s in data.get("benchmarks", [])),
+        alignment=_alignment(data.get("alignment"), where),
     )
     _validate(problem)
     return problem
@@ -312,6 +348,14 @@ def _arg(table: dict, where: str) -> ArgSpec:
     return ArgSpec(
         table["name"], table["type"], table.get("value"), None if workspace is None else str(workspace), shape
     )
+
+
+def _alignment(value, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or value & (value - 1) or value > 256:
+        raise ProblemError(f"{where}: alignment must be a power of two from 1 to 256 (bytes), got {value!r}")
+    return value
 
 
 def _outputs(data: dict, where: str) -> tuple[str, ...]:
