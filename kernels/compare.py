@@ -22,7 +22,16 @@ from typing import Any
 import numpy as np
 
 from kernels import plan as plan_mod
-from kernels.problems import ELEMENT_TOLERANCE_FACTOR, POISON_BITS, STORAGE_DTYPES, Problem
+from kernels.problems import (
+    ARITHMETIC_FLOOR,
+    ELEMENT_TOLERANCE_FACTOR,
+    NARROW_FORMATS,
+    POISON_BITS,
+    STORAGE_DTYPES,
+    TOLERANCE_FACTOR,
+    UNIT_ROUNDOFF,
+    Problem,
+)
 from kernels.results import ShapeCheck
 
 FIRST_INDICES_SHOWN = 5  # how many differing positions an exact check names
@@ -69,6 +78,7 @@ class OutputExpected:
     scale_norm: float
     exact: bool
     element_scale: Any = None  # per element, where the problem's element_scale() gives it (see expected_from)
+    terms: Any = None  # per element, the size of the terms it sums (magnitude(), else element_scale()), or None
 
 
 @dataclass
@@ -135,7 +145,10 @@ def expected_from(
         own = None
         if name in element_scales:
             own = xp.asarray(element_scales[name], dtype=xp.float64).reshape(values.shape)
-        outputs[name] = OutputExpected(values, scale, False, own)
+        terms = own
+        if name in magnitudes:
+            terms = xp.asarray(magnitudes[name], dtype=xp.float64).reshape(values.shape)
+        outputs[name] = OutputExpected(values, scale, False, own, terms)
     return Expected(outputs)
 
 
@@ -171,13 +184,18 @@ def compare_output(
     if expected.exact:
         check = _compare_exact(out, expected.values, dtype, sizes)
     else:
-        check = _compare_tolerance(out, expected, problem.tolerance(sizes, name), dtype, sizes)
+        rounding = element_allowance(problem, name, expected, sizes) if problem.rounds_output(name) else None
+        check = _compare_tolerance(out, expected, problem.tolerance(sizes, name), dtype, sizes, rounding)
     check.output = name
     return check
 
 
-def _compare_tolerance(out: Any, expected: OutputExpected, tol: float, dtype: str, sizes) -> ShapeCheck:
-    """Every element: non-finite ones (unwritten NaN poison), large outliers, and the relative norm error."""
+def _compare_tolerance(
+    out: Any, expected: OutputExpected, tol: float, dtype: str, sizes, rounding: Any = None
+) -> ShapeCheck:
+    """Every element: non-finite ones (unwritten NaN poison), large outliers, and the relative norm error.
+    With `rounding` (each element's allowance, see `element_allowance`) an element is bad past it instead of
+    past ELEMENT_TOLERANCE_FACTOR tolerances."""
     xp = xp_of(out)
     ref = expected.values
     out64 = to_float64(out, dtype)
@@ -188,7 +206,8 @@ def _compare_tolerance(out: Any, expected: OutputExpected, tol: float, dtype: st
     rel_err = err_norm / expected.scale_norm if expected.scale_norm > 0 else err_norm
     rms_scale = expected.scale_norm / np.sqrt(max(ref.size, 1))
     unit = rms_scale if expected.element_scale is None else xp.maximum(expected.element_scale, rms_scale)
-    bad = ~finite | (err > ELEMENT_TOLERANCE_FACTOR * tol * unit)
+    limit = ELEMENT_TOLERANCE_FACTOR * tol * unit if rounding is None else rounding
+    bad = ~finite | (err > limit)
     bad_count = int(xp.count_nonzero(bad))
     check = ShapeCheck(
         sizes,
@@ -207,6 +226,38 @@ def _compare_tolerance(out: Any, expected: OutputExpected, tol: float, dtype: st
         check.first_bad_expected = float(ref.ravel()[flat])
     check.message = _describe_tolerance(check)
     return check
+
+
+def element_allowance(problem: Problem, name: str, expected: OutputExpected, sizes: dict[str, int]) -> Any:
+    """How far each element of an output rounded to a narrower type (BF16, FP16) may be from the exact value:
+    half a unit in the last place of the output type at the exact value (one correct rounding), plus the error
+    of the wider arithmetic the contract allows before it, in the size of the element's terms (magnitude(), else
+    element_scale(), else the value itself), plus one unit roundoff of the accumulation type in rms(ref) (an
+    element that underflows or is flushed to zero in that arithmetic). The arithmetic's share is
+    TOLERANCE_FACTOR * u(accumulation) * sqrt(reduction), at least ARITHMETIC_FLOOR (fast intrinsics such as
+    __expf err by a few FP32 units), plus u(intermediate) where the contract lets an operand be rounded to a
+    narrower type (attention's P). A second rounding on the way (BF16 partial sums, BF16 atomics, a C rounded
+    between split-K launches) moves a share of the elements past half a unit: they fail."""
+    xp = xp_of(expected.values)
+    ref = expected.values
+    reduction = max(plan_mod.evaluate(problem.reduction, sizes), 1)
+    u_acc = UNIT_ROUNDOFF[problem.accumulate_dtype]
+    arithmetic = max(TOLERANCE_FACTOR * u_acc * math.sqrt(reduction), ARITHMETIC_FLOOR)
+    if problem.intermediate_dtype:
+        arithmetic += UNIT_ROUNDOFF[problem.intermediate_dtype]
+    size = xp.abs(ref) if expected.terms is None else xp.maximum(expected.terms, xp.abs(ref))
+    rms = expected.scale_norm / math.sqrt(max(ref.size, 1))
+    return half_ulp(ref, problem.arg(name).dtype) + arithmetic * size + u_acc * rms
+
+
+def half_ulp(values: Any, dtype: str) -> Any:
+    """Half the spacing of `dtype` (bfloat16 or float16) at each value: the most one correct rounding moves it.
+    Below the smallest normal number the spacing is the subnormals' (and at zero too)."""
+    xp = xp_of(values)
+    significand_bits, min_exponent = NARROW_FORMATS[dtype]
+    _, exponent = xp.frexp(values)  # |v| = m * 2^exponent, m in [0.5, 1): floor(log2 |v|) = exponent - 1
+    binade = xp.maximum(xp.where(values == 0, min_exponent, exponent - 1), min_exponent)
+    return xp.ldexp(xp.ones_like(values), (binade - significand_bits).astype(xp.int32))
 
 
 def _compare_exact(out: Any, ref: Any, dtype: str, sizes) -> ShapeCheck:

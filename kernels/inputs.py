@@ -139,10 +139,17 @@ def read_inputs(problem: Problem) -> list[str]:
     return _const_inputs(problem) + (list(problem.outputs) if problem.output_is_input else [])
 
 
-def prepare(problem: Problem, sizes: dict[str, int], seed_words: list[int], reuse: Prepared | None = None) -> Prepared:
+def prepare(
+    problem: Problem,
+    sizes: dict[str, int],
+    seed_words: list[int],
+    reuse: Prepared | None = None,
+    offsets: dict[str, int] | None = None,
+) -> Prepared:
     """Draw an input set into the buffers, outputs reset, workspaces filled, and fingerprint it. With `reuse`,
     refill its buffers in place: the timed rounds keep the same addresses from round to round, so a kernel that
-    skips work when handed the same pointers is caught. No reference yet: see `checks.expected_after`."""
+    skips work when handed the same pointers is caught. `offsets` (Problem.misaligned_offsets) places each
+    array at exactly its promised alignment. No reference yet: see `checks.expected_after`."""
     seed = int(np.random.SeedSequence(seed_words).generate_state(1)[0])
     key = int(np.random.SeedSequence(seed_words, spawn_key=(_FINGERPRINT_STREAM,)).generate_state(1, np.uint64)[0])
     inputs = problem.module().make_inputs(sizes, cp.random.default_rng(seed), problem.params)

@@ -51,6 +51,13 @@ TOLERANCE_FACTOR = 16.0
 # An element is "bad" when it is off by more than this many tolerances, measured in rms(ref): the norm test
 # alone would let a handful of wrong elements through in a 16M-element output.
 ELEMENT_TOLERANCE_FACTOR = 10.0
+# Outputs stored narrower than their arithmetic (BF16 or FP16 from FP32) are held element by element to one
+# correct rounding of the exact value plus the arithmetic's error (compare.element_allowance). The arithmetic's
+# share is at least this, relative to each element: fast intrinsics (__expf: 2 + 1.16 |x| FP32 units) stay under
+# it, while a BF16 rounding on the way (2^-9) is 128 times larger.
+ARITHMETIC_FLOOR = 2.0**-16
+# (significand bits with the hidden one, smallest normal exponent) of the narrow output types.
+NARROW_FORMATS = {"bfloat16": (8, -126), "float16": (11, -14)}
 
 SCALAR_TYPES = {"int": "int32", "float": "float32"}
 # The C element type behind each pointer type, const or not.
@@ -107,6 +114,7 @@ _OPTIONAL_KEYS = (
     "tests",
     "benchmarks",
     "alignment",
+    "intermediate_dtype",
 )
 _ARG_KEYS = ("name", "type", "value", "workspace", "shape")
 _FLAG_KEY = "flag_faster_than_baseline"
@@ -174,6 +182,7 @@ class Problem:
     tests: tuple[Shape, ...]
     benchmarks: tuple[Shape, ...]
     alignment: int | None = None  # bytes every array's address is promised to be a multiple of; None: its element size
+    intermediate_dtype: str | None = None  # an operand the contract lets be rounded to a narrower type (attention's P)
 
     @property
     def params(self) -> dict[str, float]:
@@ -201,6 +210,16 @@ class Problem:
 
     def is_exact(self, output: str) -> bool:
         return output in self.exact or self.arg(output).dtype in ALWAYS_EXACT_DTYPES
+
+    def rounds_output(self, name: str) -> bool:
+        """Whether output `name` is rounded from wider arithmetic (BF16/FP16 from FP32): then each element is held
+        to one correct rounding (compare.element_allowance)."""
+        dtype = self.arg(name).dtype
+        return (
+            not self.is_exact(name)
+            and dtype in NARROW_FORMATS
+            and UNIT_ROUNDOFF[dtype] > UNIT_ROUNDOFF[self.accumulate_dtype]
+        )
 
     def promised_alignment(self, name: str) -> int:
         """The alignment the contract promises array `name`'s address: `alignment`, else its element size."""
@@ -328,6 +347,7 @@ def parse(data: dict, where: str = "problem") -> Problem:
         tests=tuple(_shape(s, size_names, where, "tests") for s in data.get("tests", [])),
         benchmarks=tuple(_shape(s, size_names, where, "benchmarks") for s in data.get("benchmarks", [])),
         alignment=_alignment(data.get("alignment"), where),
+        intermediate_dtype=data.get("intermediate_dtype"),
     )
     _validate(problem)
     return problem
@@ -418,6 +438,10 @@ def _validate(problem: Problem) -> None:
     if problem.accumulate_dtype not in UNIT_ROUNDOFF:
         raise ProblemError(
             f"{where}: unknown accumulate_dtype {problem.accumulate_dtype!r}; known: {', '.join(UNIT_ROUNDOFF)}"
+        )
+    if problem.intermediate_dtype is not None and problem.intermediate_dtype not in NARROW_FORMATS:
+        raise ProblemError(
+            f"{where}: unknown intermediate_dtype {problem.intermediate_dtype!r}; known: {', '.join(NARROW_FORMATS)}"
         )
     if problem.compute_unit not in COMPUTE_UNITS:
         raise ProblemError(f"{where}: unknown compute_unit {problem.compute_unit!r}; known: {', '.join(COMPUTE_UNITS)}")

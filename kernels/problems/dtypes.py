@@ -132,3 +132,49 @@ def integers(rng, shape, low: int, high: int):
     """int32 uniform in [low, high], both ends included."""
     xp = xp_of(rng)
     return rng.integers(low, high + 1, size=shape, dtype=xp.int64).astype(xp.int32)
+
+
+# ---- adversarial input families (issue 26) ------------------------------------------------------------------
+# Each call of a problem's make_inputs draws its own mixture from the generator, so every round (and every
+# misaligned round) sees other values in other places: a kernel cannot learn the inputs from one launch, and
+# a shortcut that holds for one family (no zeros, a narrow range, the maximum in a fixed place) fails on another.
+
+# BF16 subnormals run from 2^-133 to just under 2^-126 (FP32's too): values there test that a kernel does not
+# turn them into NaN or garbage; flushing them to zero is allowed (compare.element_allowance).
+SUBNORMAL_EXPONENTS = (-133.0, -127.0)
+
+
+def signed_powers(rng, shape, low_exp: float, high_exp: float):
+    """float32 values +-2^u, u uniform in [low_exp, high_exp), random signs: every binade between equally
+    likely, a heavy-tailed spread where a few values dwarf the rest."""
+    xp = xp_of(rng)
+    magnitude = xp.exp2(uniform(rng, shape, low=low_exp, high=high_exp))
+    return xp.where(rng.random(shape, dtype=xp.float32) < 0.5, -magnitude, magnitude).astype(xp.float32)
+
+
+def sprinkle(rng, values, fraction: float, fill):
+    """`values` (float32) with a random `fraction` of its elements replaced by `fill` (a scalar or an array of
+    the same shape)."""
+    xp = xp_of(rng)
+    chosen = rng.random(values.shape, dtype=xp.float32) < fraction
+    return xp.where(chosen, xp.asarray(fill, dtype=xp.float32), values).astype(xp.float32)
+
+
+def zero_tiles(rng, values, tile: int, fraction: float):
+    """A 2-D float32 `values` with a random `fraction` of its tile x tile blocks (ragged at the edges) set to
+    exact zeros: a kernel that guesses a tile is zero from one element, or skips the zero ones wrongly, shows."""
+    xp = xp_of(rng)
+    rows, cols = values.shape
+    blocks = rng.random(((rows + tile - 1) // tile, (cols + tile - 1) // tile), dtype=xp.float32) < fraction
+    mask = xp.repeat(xp.repeat(blocks, tile, axis=0), tile, axis=1)[:rows, :cols]
+    return xp.where(mask, xp.float32(0.0), values).astype(xp.float32)
+
+
+def subnormals(rng, shape):
+    """float32 values in the subnormal range of FP32 and BF16, random signs."""
+    return signed_powers(rng, shape, *SUBNORMAL_EXPONENTS)
+
+
+def pick(rng, count: int) -> int:
+    """One of `count` families, drawn from the generator (so the seed, secret on ranked runs, decides it)."""
+    return int(rng.integers(0, count))

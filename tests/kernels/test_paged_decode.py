@@ -28,7 +28,8 @@ def inputs_of(shape):
 def check(answer, inputs, sizes):
     """The judge's comparison of a float answer, rounded to BF16 as a kernel's output is."""
     reference = MODULE.reference(inputs, sizes, PROBLEM.params)
-    expected = expected_from(PROBLEM, reference, None, sizes, {"out": inputs["out"].shape})
+    scale = MODULE.element_scale(inputs, sizes, PROBLEM.params)
+    expected = expected_from(PROBLEM, reference, None, sizes, {"out": inputs["out"].shape}, scale)
     out = dtypes.bf16_from_f32(np.asarray(answer, dtype=np.float32))
     return compare_outputs(PROBLEM, {"out": out}, expected, sizes)
 

@@ -4,8 +4,8 @@ seq-16384 head (2 GiB in float64) are the largest array alive; baseline PyTorch'
 (through the DLPack bridge) with the fastest backend this GPU offers, measured once per shape. Array-module
 generic (NumPy or CuPy, from the inputs) but for the baseline.
 
-Inputs are uniform in [-1, 1), except "hot" rows: in each head, the key rows with j % 8 == HOT_PHASE and the
-query rows with i % 8 == HOT_PHASE hold values near +-HOT (sign by query row), so a hot query meets a hot key
+Inputs are uniform in [-1, 1), except "hot" rows: about one row in 8, placed at random at every call (the same
+rows of Q and K in every head), holds values near +-HOT (a random sign per query row), so a hot query meets a hot key
 with a logit near +-HOT^2 * head_dim / sqrt(head_dim) = +-128 (head_dim 64) or +-181 (head_dim 128): exp of
 that overflows FP32 (beyond 88.7), so a softmax without the shift by the running maximum gives inf / inf =
 NaN. Ordinary queries see hot keys with logits of a few units (of either sign), which makes their softmax
@@ -18,7 +18,7 @@ import math
 from kernels.problems import dtypes
 
 HOT = 4.0  # a hot element is HOT + uniform[-1/2, 1/2): exact in BF16 to 8 bits, well inside its range
-HOT_PHASE = 3  # row 3 of every 8: the first hot pair is at seq 4, so seq 1 is plain and seq 17 has two
+HOT_EVERY = 8  # about one row in 8 is hot, at places drawn at every call
 # The SDPA backends tried for the baseline, in order (the fastest measured is kept, per shape).
 BACKENDS = (("FLASH_ATTENTION", "flash"), ("CUDNN_ATTENTION", "cuDNN"), ("EFFICIENT_ATTENTION", "memory-efficient"))
 _TRIAL_RUNS = 5
@@ -30,11 +30,10 @@ def make_inputs(sizes, rng, params):
     q = dtypes.uniform(rng, shape)
     k = dtypes.uniform(rng, shape)
     v = dtypes.uniform(rng, shape, "bfloat16")
-    rows = xp.arange(sizes["seq"])
-    hot_rows = (rows % 8) == HOT_PHASE
-    # Hot queries alternate in sign (by their block of 8 rows): positive ones overflow exp without the shift,
-    # negative ones push every hot key out of their softmax.
-    sign = xp.where((rows // 8) % 2 == 0, 1.0, -1.0).astype(xp.float32)[:, None]
+    # Hot rows fall anywhere, about one in HOT_EVERY, drawn anew at every call; a hot query's sign is its own
+    # draw: positive ones overflow exp without the shift, negative ones push every hot key out of their softmax.
+    hot_rows = rng.random(sizes["seq"], dtype=xp.float32) < 1.0 / HOT_EVERY
+    sign = xp.where(rng.random(sizes["seq"], dtype=xp.float32) < 0.5, 1.0, -1.0).astype(xp.float32)[:, None]
     hot_q = sign * (HOT + dtypes.uniform(rng, shape, low=-0.5, high=0.5))
     hot_k = HOT + dtypes.uniform(rng, shape, low=-0.5, high=0.5)
     q = xp.where(hot_rows[:, None], hot_q, q)

@@ -1,7 +1,9 @@
 """bf16_gemm: BF16 A, B and C, FP32 accumulation, C rounded to BF16 once. Reference in float64 from the BF16
 values (their products are exact there); baseline cuBLAS GemmEx, BF16 in and out, FP32 compute, tensor-op
 algorithm. Array-module generic (NumPy or CuPy, from the inputs) but for the baseline. A, B and C are uniform
-in [-1, 1), so sums grow like sqrt(K)."""
+in [-1, 1), so sums grow like sqrt(K); at every call about 1 in 8 elements of A and B is an exact zero and about 1
+in 8 of their 16 x 16 tiles is all zeros (a kernel that guesses a k-tile is zero from a few elements, and skips
+it, fails); C has exact zeros too."""
 
 from kernels.problems import dtypes
 
@@ -13,10 +15,14 @@ _CUBLAS_GEMM_DEFAULT_TENSOR_OP = 99
 def make_inputs(sizes, rng, params):
     m, n, k = sizes["M"], sizes["N"], sizes["K"]
     return {
-        "A": dtypes.uniform(rng, (m, k), "bfloat16"),
-        "B": dtypes.uniform(rng, (k, n), "bfloat16"),
-        "C": dtypes.uniform(rng, (m, n), "bfloat16"),
+        "A": dtypes.bf16_from_f32(_with_zeros(rng, (m, k))),
+        "B": dtypes.bf16_from_f32(_with_zeros(rng, (k, n))),
+        "C": dtypes.bf16_from_f32(dtypes.sprinkle(rng, dtypes.uniform(rng, (m, n)), 0.05, 0.0)),
     }
+
+
+def _with_zeros(rng, shape):
+    return dtypes.zero_tiles(rng, dtypes.sprinkle(rng, dtypes.uniform(rng, shape), 0.125, 0.0), 16, 0.125)
 
 
 def _operands(inputs):

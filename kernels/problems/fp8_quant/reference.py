@@ -5,14 +5,14 @@ The reference does not use FP32 division: it divides in float64 and rounds the q
 the correctly rounded FP32 quotient (float64 carries more than 2 * 24 + 2 bits, so the double rounding cannot
 differ), and encodes it with dtypes.e4m3_encode.
 
-Rows come in kinds, by r % 8: 0 and 4 uniform in [-1, 1) times 10^u (u uniform in [-8, 8), per row); 1 exact
-ties: half the elements are midpoints between neighbouring E4M3 values times 2^k (k in [-20, 20] per row), the
-others uniform below 448 * 2^k, and one element is +-448 * 2^k, so amax = 448 * 2^k, the scale is 2^k exactly and
-every midpoint is an exact tie (truncation, or rounding half away from zero, picks the wrong code); 5 near ties:
-amax is one of the BF16 values for which some x <= amax gets another code from x * (1 / scale) than from x / scale
-(`reciprocal_traps`), half the elements are such x (random signs), the others uniform below amax, all times 2^k;
-2 and 6 magnitudes 2^u, u uniform in [-20, 0) (random signs), times 10^u'; 3 zeros (amax = 0: the scale is
-1e-12 / 448); 7 uniform in [-1, 1) times 1e-13 (amax below the 1e-12 floor)."""
+Rows come in kinds, drawn anew for every row at every call: 0 and 4 uniform in [-1, 1) times 10^u (u uniform in [-8,
+8), per row); 1 exact ties: half the elements are midpoints between neighbouring E4M3 values times 2^k (k in [-20,
+20] per row), the others uniform below 448 * 2^k, and one element is +-448 * 2^k, so amax = 448 * 2^k, the scale is
+2^k exactly and every midpoint is an exact tie (truncation, or rounding half away from zero, picks the wrong code);
+5 near ties: amax is one of the BF16 values for which some x <= amax gets another code from x * (1 / scale) than
+from x / scale (`reciprocal_traps`), half the elements are such x (random signs), the others uniform below amax, all
+times 2^k; 2 and 6 magnitudes 2^u, u uniform in [-20, 0) (random signs), times 10^u'; 3 zeros (amax = 0: the scale
+is 1e-12 / 448); 7 uniform in [-1, 1) times 1e-13 (amax below the 1e-12 floor)."""
 
 import functools
 
@@ -27,7 +27,7 @@ E4M3_MAX = np.float32(dtypes.E4M3_MAX)
 def make_inputs(sizes, rng, params):
     xp = dtypes.xp_of(rng)
     rows, cols = sizes["rows"], sizes["cols"]
-    kind = (xp.arange(rows) % 8)[:, None]
+    kind = rng.integers(0, 8, size=(rows, 1))  # drawn at every call: a row changes kind from launch to launch
     decades = xp.power(xp.float32(10.0), dtypes.uniform(rng, (rows, 1), low=-8.0, high=8.0))
     linear = dtypes.uniform(rng, (rows, cols))
     signs = xp.where(dtypes.uniform(rng, (rows, cols)) < 0, xp.float32(-1.0), xp.float32(1.0))

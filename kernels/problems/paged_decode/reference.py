@@ -12,9 +12,13 @@ from kernels.problems import dtypes
 
 HEAD_DIM = 128
 PAGE_SIZE = 16
-# Every block-table entry past a sequence's last page: a page index far outside any pool (2^30 pages of at least
-# 4 KiB is 4 TiB and more past k_cache), so that following it faults instead of reading memory that exists.
-POISON_PAGE = 1 << 30
+# Every block-table entry past a sequence's last page: a page index far outside any pool, however a kernel computes
+# the offset it leads to. Its bits alternate (0101...), so the index times any power of two (the page stride in
+# elements, bytes, 16-byte chunks or rows: every factor here is a power of two), cut to 32 bits, is still at least
+# 2^30 in size, positive or negative: gigabytes away from the cache, where 2^30 itself wrapped to page 0 in 32-bit
+# offsets and let a read past the context land in the pool. In 64-bit offsets it is over a billion pages away.
+# It is also the first word of the int32 guard bands (kernels/problems/__init__.py GUARD_BITS).
+POISON_PAGE = 0x55555555
 SHARE_GROUP = 4  # consecutive sequences sharing a prefix
 MAX_SHARED_PAGES = 4  # the prefix they share, in pages (fewer if a member's context has fewer full pages)
 LARGE_LOGIT_EVERY = 4  # sequences s % 4 == 3 have their query scaled up ...
@@ -108,6 +112,16 @@ def make_inputs(sizes, rng, params):
 
 def reference(inputs, sizes, params):
     """Sequence by sequence, in float64: the context's K and V rows gathered through the block table."""
+    return _attend(inputs, sizes, params, absolute=False)
+
+
+def element_scale(inputs, sizes, params):
+    """The same softmax weights applied to |V|: the size of the terms each output averages, and so of its
+    rounding errors, where the output itself (an average of values of both signs) may be near zero."""
+    return _attend(inputs, sizes, params, absolute=True)
+
+
+def _attend(inputs, sizes, params, absolute):
     xp = dtypes.xp_of(inputs["q"])
     heads, kv_heads = sizes["heads"], sizes["kv_heads"]
     group = heads // kv_heads
@@ -124,6 +138,8 @@ def reference(inputs, sizes, params):
         k = dtypes.f32_from_bf16(k_cache[pages]).reshape(-1, kv_heads, HEAD_DIM)[:n].astype(xp.float64)
         v = dtypes.f32_from_bf16(v_cache[pages]).reshape(-1, kv_heads, HEAD_DIM)[:n].astype(xp.float64)
         k, v = k.transpose(1, 0, 2), v.transpose(1, 0, 2)
+        if absolute:
+            v = xp.abs(v)
         qs = q[s].reshape(kv_heads, group, HEAD_DIM)
         logits = scale * (qs @ k.transpose(0, 2, 1))  # [kv_heads, group, n]
         weights = xp.exp(logits - logits.max(axis=2, keepdims=True))

@@ -11,12 +11,20 @@ own speed is the 0.684 ms."""
 from kernels.problems import dtypes
 
 LOW, HIGH = -1000, 1000
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 def make_inputs(sizes, rng, params):
+    """One family per call: small values in [-1000, 1000]; any int32 (the partial sums wrap around, as int32
+    addition does in the kernel and in the reference alike); or mostly zeros with rare values of any size."""
     xp = dtypes.xp_of(rng)
     n = sizes["N"]
-    return {"x": dtypes.integers(rng, (n,), LOW, HIGH), "y": xp.empty((n,), dtype=xp.int32)}
+    family = dtypes.pick(rng, 3)
+    low, high = (LOW, HIGH) if family == 0 else (INT32_MIN, INT32_MAX)
+    x = dtypes.integers(rng, (n,), low, high)
+    if family == 2:
+        x = xp.where(rng.random((n,), dtype=xp.float32) < 0.99, xp.int32(0), x).astype(xp.int32)
+    return {"x": x, "y": xp.empty((n,), dtype=xp.int32)}
 
 
 def reference(inputs, sizes, params):

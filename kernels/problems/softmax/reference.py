@@ -1,25 +1,34 @@
 """softmax: row softmax in FP32; reference in float64; baseline PyTorch's softmax (through the DLPack bridge).
 Array-module generic (NumPy or CuPy, from the inputs) but for the baseline.
 
-Rows come in four kinds, by index: r % 4 == 0 uniform in [-4, 4); 1 the same near +9995 (up to 9999); 2 uniform
-in [-20, 20) (most of the row's mass in a few elements); 3 near -9995. Without the shift by the row's maximum,
-kind 1 overflows (inf / inf) and kind 3 underflows (0 / 0): both give NaN."""
+Every row draws its own kind at every call, so a row's kind, offset and spread change from launch to launch:
+- spread: uniform in [-s, s) with s = 10^v, v uniform in [-1, 3.3) (up to about +-2000 around its offset);
+- spike: the same, plus one element anywhere in the row that stands 100 to 1000 above the rest (a maximum taken
+  over part of the row, or kept from an earlier launch, leaves exp(x - m) to overflow: inf / inf);
+- heavy: +-2^u, u uniform in [-8, 11);
+- flat: one value repeated (every output 1 / cols).
+Each row is then shifted by an offset uniform in [-10^4, 10^4): without the shift by the row's maximum, exp
+overflows or underflows (NaN either way)."""
 
 from kernels.problems import dtypes
 
-BIG = 9995.0  # |x| stays under 1e4 with the [-4, 4) spread added
+KINDS = 4
+OFFSET = 1.0e4
 
 
 def make_inputs(sizes, rng, params):
     xp = dtypes.xp_of(rng)
     rows, cols = sizes["rows"], sizes["cols"]
-    x = dtypes.uniform(rng, (rows, cols), low=-4.0, high=4.0)
-    kind = xp.arange(rows) % 4
-    spread = xp.where(kind == 2, 5.0, 1.0).astype(xp.float32)
-    offset = xp.where(kind == 1, BIG, xp.where(kind == 3, -BIG, 0.0)).astype(xp.float32)
-    x *= spread[:, None]
-    x += offset[:, None]
-    return {"x": x, "y": xp.empty((rows, cols), dtype=xp.float32)}
+    kind = rng.integers(0, KINDS, size=(rows, 1))
+    spread = xp.power(xp.float32(10.0), dtypes.uniform(rng, (rows, 1), low=-1.0, high=3.3))
+    x = dtypes.uniform(rng, (rows, cols)) * spread
+    spike_at = xp.arange(cols)[None, :] == rng.integers(0, cols, size=(rows, 1))
+    spike = spread + dtypes.uniform(rng, (rows, 1), low=100.0, high=1000.0)
+    x = xp.where((kind == 1) & spike_at, spike, x)
+    x = xp.where(kind == 2, dtypes.signed_powers(rng, (rows, cols), -8.0, 11.0), x)
+    x = xp.where(kind == 3, dtypes.uniform(rng, (rows, 1), low=-100.0, high=100.0), x)
+    x = x + dtypes.uniform(rng, (rows, 1), low=-OFFSET, high=OFFSET)
+    return {"x": x.astype(xp.float32), "y": xp.empty((rows, cols), dtype=xp.float32)}
 
 
 def reference(inputs, sizes, params):
