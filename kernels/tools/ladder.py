@@ -56,15 +56,17 @@ def arch_of(path: Path) -> str:
     return "sm_90a" if _SM_90A_ONLY.search(path.read_text()) else "sm_90"
 
 
-def command_of(path: Path) -> list[str]:
+def command_of(path: Path, time_budget_s: float | None = None) -> list[str]:
     command = ["python", "-m", "kernels", "bench", str(path), "--problem", problem_of(path)]
     if arch_of(path) != "sm_90":
         command += ["--arch", arch_of(path)]
+    if time_budget_s is not None:
+        command += ["--time-budget", str(time_budget_s)]
     return command + ["--json"]
 
 
-def bench(path: Path) -> dict:
-    command = [sys.executable, *command_of(path)[1:]]
+def bench(path: Path, time_budget_s: float | None = None) -> dict:
+    command = [sys.executable, *command_of(path, time_budget_s)[1:]]
     run = subprocess.run(command, capture_output=True, text=True, timeout=600)
     try:
         return json.loads(run.stdout)
@@ -93,6 +95,7 @@ def rows(path: Path, result: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write every rung's full JSON result here")
+    parser.add_argument("--time-budget", type=float, help="seconds of timed rounds per shape (the CLI's default: 4)")
     parser.add_argument("files", nargs="*", type=Path, help="only these rungs (default: all)")
     args = parser.parse_args()
     measured_at = datetime.now(UTC).isoformat()
@@ -103,7 +106,7 @@ def main() -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for path in args.files or LADDER:
-        results[step_of(path)] = bench(path)
+        results[step_of(path)] = bench(path, args.time_budget)
         print("\n".join(rows(path, results[step_of(path)])), flush=True)
     if args.out:
         args.out.write_text(json.dumps({"measured_at": measured_at, "rungs": results}, indent=1))
