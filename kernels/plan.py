@@ -413,6 +413,11 @@ def _resolve_tensor_map(tensor_map: TensorMap, sizes: dict[str, int], problem: A
     shape = problem.array_shape(spec.name, sizes)
     if shape is None:
         raise PlanError(f"{where}: problem {problem.name} declares no shape for {spec.name!r}; no tensor maps over it")
+    promised = problem.promised_alignment(spec.name)
+    if promised % TMA_ALIGN_BYTES:
+        raise PlanError(
+            f"{where}: {spec.name} is promised only {promised}-byte alignment; TMA needs {TMA_ALIGN_BYTES} bytes"
+        )
     element = ELEMENT_BYTES[spec.dtype]
     dims = tuple(reversed(shape))  # TMA counts dimensions innermost first
     rank = len(dims)

@@ -211,9 +211,11 @@ def map_plan(array="A", box=(64, 64), **options):
     return launch_with(body, tensor_maps=["m"])
 
 
-def toy_problem(**arg_shapes):
-    """issue 14's toy problem (tests/kernels/test_problem_format.py) with shapes on some of its arrays."""
+def toy_problem(alignment=16, **arg_shapes):
+    """issue 14's toy problem (tests/kernels/test_problem_format.py) with shapes on some of its arrays, its arrays
+    promised `alignment` bytes (TMA needs 16)."""
     data = copy.deepcopy(BASE)
+    data["alignment"] = alignment
     for arg in data["args"]:
         if arg["name"] in arg_shapes:
             arg["shape"] = arg_shapes[arg["name"]]
@@ -276,6 +278,12 @@ def test_a_rank_one_array_has_no_strides_and_a_rank_six_one_is_refused():
     deep = toy_problem(x=["rows", "1", "1", "1", "1", "cols"])
     with pytest.raises(PlanError, match="x has rank 6; TMA takes at most 5"):
         resolve(map_plan(array="x", box=(8, 1, 1, 1, 1)), {"rows": 2, "cols": 8}, "sm_90", deep)
+
+
+def test_a_tensor_map_over_an_array_promised_less_than_16_bytes_is_refused():
+    problem = toy_problem(alignment=4, x=["rows", "cols"])
+    with pytest.raises(PlanError, match="promised only 4-byte alignment; TMA needs 16 bytes"):
+        resolve_all([map_plan(array="x", box=(8, 2))], [{"rows": 2, "cols": 16}], "sm_90", problem)
 
 
 def test_tensor_maps_without_the_problem_or_on_an_older_arch_are_refused():
