@@ -97,7 +97,7 @@ def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
     returned = call_baseline(problem, prepared, ctx)
     outs = baseline_outputs(problem, prepared, returned)
     input_faults(prepared)
-    compare_outputs(problem, outs, expected_after(prepared), shape.sizes)
+    compare_outputs(problem, outs, expected_after(prepared), shape.sizes, contract=False)
 
 
 def check_shape(

@@ -170,21 +170,28 @@ def _reference_values(problem: Problem, name: str, values: Any, shape: tuple[int
     )
 
 
-def compare_outputs(problem: Problem, outs: dict[str, Any], expected: Expected, sizes: dict[str, int]) -> ShapeCheck:
-    """Every output of one launch against its reference; the shape fails if any output fails."""
-    checks = {name: compare_output(problem, name, outs[name], expected[name], sizes) for name in problem.outputs}
+def compare_outputs(
+    problem: Problem, outs: dict[str, Any], expected: Expected, sizes: dict[str, int], contract: bool = True
+) -> ShapeCheck:
+    """Every output of one launch against its reference; the shape fails if any output fails. `contract=False`
+    checks a library baseline, which keeps its own rounding rules (PyTorch's eager SwiGLU rounds silu(gate) to
+    BF16 before the product): the norm and the ten-tolerance element test, not one correct rounding."""
+    checks = {
+        name: compare_output(problem, name, outs[name], expected[name], sizes, contract) for name in problem.outputs
+    }
     return combine(sizes, checks)
 
 
 def compare_output(
-    problem: Problem, name: str, out: Any, expected: OutputExpected, sizes: dict[str, int]
+    problem: Problem, name: str, out: Any, expected: OutputExpected, sizes: dict[str, int], contract: bool = True
 ) -> ShapeCheck:
     dtype = problem.arg(name).dtype
     out = out.reshape(expected.values.shape)
     if expected.exact:
         check = _compare_exact(out, expected.values, dtype, sizes)
     else:
-        rounding = element_allowance(problem, name, expected, sizes) if problem.rounds_output(name) else None
+        one_rounding = contract and problem.rounds_output(name)
+        rounding = element_allowance(problem, name, expected, sizes) if one_rounding else None
         check = _compare_tolerance(out, expected, problem.tolerance(sizes, name), dtype, sizes, rounding)
     check.output = name
     return check

@@ -211,7 +211,7 @@ def _check_outputs(
         raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in timed round {round_no + 1}: {fault}")
     expected = expected_after(prepared)
     for who, outs in outputs.items():
-        check = compare_outputs(bench.problem, outs, expected, bench.sizes)
+        check = compare_outputs(bench.problem, outs, expected, bench.sizes, contract=who == "candidate")
         if not check.passed:
             verdict = Verdict.WRONG_ANSWER if who == "candidate" else Verdict.INTERNAL_ERROR
             raise JobFailed(verdict, f"{who} output of timed round {round_no + 1} is wrong: {check.message}")

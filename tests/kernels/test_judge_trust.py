@@ -225,3 +225,20 @@ def test_paged_decode_poison_faults_in_32_and_64_bit_offsets():
             assert abs(wrapped) >= 2**29, (kv_heads, unit_shift)
             assert offset >= 2**30
     assert (1 << 30) * 2048 % 2**32 == 0  # the old poison wrapped to page 0 at a 2048-element page stride
+
+
+def test_a_library_baseline_keeps_its_own_rounding_and_a_reader_does_not():
+    """PyTorch's eager SwiGLU rounds silu(gate) to BF16 before the product: as the baseline it is checked by the
+    norm and the ten-tolerance element test (a wrong wiring still fails), as a reader's answer it fails."""
+    problem = problems.load("swiglu")
+    sizes = {"tokens": 17, "inter": 4097}
+    inputs = problem.module().make_inputs(sizes, np.random.default_rng(11), {})
+    g = dtypes.f32_from_bf16(inputs["gate"]).astype(np.float64)
+    u = dtypes.f32_from_bf16(inputs["up"])
+    silu = dtypes.f32_from_bf16(rounded(g / (1 + np.exp(-g))))
+    eager = {"out": rounded(silu * u)}
+    expected = expected_from(problem, problem.module().reference(inputs, sizes, {}), None, sizes, {"out": g.shape})
+    assert compare_outputs(problem, eager, expected, sizes, contract=False).passed
+    assert not compare_outputs(problem, eager, expected, sizes).passed
+    wrong = {"out": rounded(g * u)}  # silu forgotten: no rule lets that through
+    assert not compare_outputs(problem, wrong, expected, sizes, contract=False).passed
