@@ -35,6 +35,11 @@ from kernels.problems import (
 from kernels.results import ShapeCheck
 
 FIRST_INDICES_SHOWN = 5  # how many differing positions an exact check names
+# A library baseline may round once more on the way than a reader may (an eager op's BF16 intermediate): an
+# intermediate rounded near the bottom of its binade moves the result by up to two of the final value's half
+# units, then the result is rounded: three of one correct rounding's allowance. A wrong wiring (a missing op,
+# swapped operands) is still off by far more.
+LIBRARY_ROUNDINGS = 3
 
 
 def xp_of(array: Any):
@@ -175,7 +180,7 @@ def compare_outputs(
 ) -> ShapeCheck:
     """Every output of one launch against its reference; the shape fails if any output fails. `contract=False`
     checks a library baseline, which keeps its own rounding rules (PyTorch's eager SwiGLU rounds silu(gate) to
-    BF16 before the product): the norm and the ten-tolerance element test, not one correct rounding."""
+    BF16 before the product): its narrow outputs may be off by LIBRARY_ROUNDINGS times one rounding's allowance."""
     checks = {
         name: compare_output(problem, name, outs[name], expected[name], sizes, contract) for name in problem.outputs
     }
@@ -190,8 +195,9 @@ def compare_output(
     if expected.exact:
         check = _compare_exact(out, expected.values, dtype, sizes)
     else:
-        one_rounding = contract and problem.rounds_output(name)
-        rounding = element_allowance(problem, name, expected, sizes) if one_rounding else None
+        rounding = None
+        if problem.rounds_output(name):
+            rounding = element_allowance(problem, name, expected, sizes) * (1 if contract else LIBRARY_ROUNDINGS)
         check = _compare_tolerance(out, expected, problem.tolerance(sizes, name), dtype, sizes, rounding)
     check.output = name
     return check
