@@ -125,6 +125,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The demo book that `load_demo` (and so `make run`) imports.
 DEMO_BOOK_DIR = BASE_DIR / "content" / "kernel-engineering"
+# Reading times (each capsule's and the book's) are its words at this speed: technical text read with care.
+READING_WORDS_PER_MINUTE = env_int("READING_WORDS_PER_MINUTE", 200)
 
 REDIS_URL = env_str("REDIS_URL")
 

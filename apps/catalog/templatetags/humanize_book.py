@@ -31,3 +31,9 @@ def figure_badge_description() -> str:
 @register.simple_tag
 def book_figure_gpu() -> str:
     return badges.BOOK_FIGURE_GPU
+
+
+@register.filter
+def thousands(number) -> str:
+    """51234 -> "51,234" (the book's figures are in English whatever the reader's locale)."""
+    return f"{int(number):,}"
