@@ -255,6 +255,15 @@ if STRIPE_TEST_MODE:
 # anonymous pages within this time. 0 reads it on every request (the tests do).
 PUBLIC_VERSION_TTL_MS = env_int("PUBLIC_VERSION_TTL_MS", 1000)
 
+# --- The operator (apps.pages: terms, privacy, refunds, contact) ----------------------------
+# Who runs this site and sells the subscription, as the legal pages and the contact page name them. Empty, the
+# pages say that the operator has not filled them in, and `check --deploy` warns (pages.W001).
+OPERATOR_NAME = env_str("OPERATOR_NAME", "")
+OPERATOR_EMAIL = env_str("OPERATOR_EMAIL", "")
+OPERATOR_ADDRESS = env_str("OPERATOR_ADDRESS", "")  # postal address, one line; commas separate its lines on the page
+OPERATOR_JURISDICTION = env_str("OPERATOR_JURISDICTION", "")  # whose law governs the terms, e.g. "Ireland"
+REFUND_WINDOW_DAYS = env_int("REFUND_WINDOW_DAYS", 14)  # a first payment is refunded on request within this time
+
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
 # Fixed in code like ACCOUNT_RATE_LIMITS: product rules, not per-machine configuration.
 REVIEWS_MAX_LINKS = 2  # more web addresses than this in one review reads as spam
