@@ -12,3 +12,8 @@ class ReadingConfig(AppConfig):
 
         # Once per migrate (sent for this app only): SQLite's search index survives table rebuilds.
         post_migrate.connect(fts_repair_after_migrate, sender=self, dispatch_uid="reading-fts-repair")
+
+        from apps.accounts.export import account_export_register
+        from apps.reading.personal_data import reading_export
+
+        account_export_register("reading_progress", reading_export)
