@@ -21,7 +21,7 @@ def test_a_reader_downloads_their_data_then_deletes_their_account(page, live_ser
 
     with page.expect_download() as download:
         page.get_by_role("link", name="Download your data").click()
-    data = json.loads(open(download.value.path()).read())
+    data = json.loads(download.value.path().read_text())
     assert data["profile"]["email"] == traces.email and data["reviews"]["reviews"][0]["text"] == traces.review_text
 
     page.get_by_role("link", name="Delete your account").click()
