@@ -1,4 +1,6 @@
 from django import template
+from django.utils import timezone
+from django.utils.timesince import timesince
 
 from apps.catalog import badges
 
@@ -37,3 +39,13 @@ def book_figure_gpu() -> str:
 def thousands(number) -> str:
     """51234 -> "51,234" (the book's figures are in English whatever the reader's locale)."""
     return f"{int(number):,}"
+
+
+@register.filter
+def ago(moment) -> str:
+    """ "just now" under a minute (Django's timesince says "0 minutes"), else "5 minutes ago", "2 days, 3 hours ago"."""
+    if not moment:
+        return ""
+    if (timezone.now() - moment).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(moment)} ago"
