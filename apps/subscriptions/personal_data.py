@@ -1,5 +1,6 @@
 """Subscriptions and a reader's own account: what their data export holds, why a deletion must wait, and the
-Stripe records that go with the account."""
+Stripe records that go with the account. Connected to accounts' hooks by apps.reading's AppConfig (this app may
+not import accounts, its neighbour on the same floor)."""
 
 from django.db.models import Q
 from django.utils import formats
