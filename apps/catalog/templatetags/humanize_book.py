@@ -1,4 +1,5 @@
 from django import template
+from django.conf import settings
 from django.utils import timezone
 from django.utils.timesince import timesince
 
@@ -49,3 +50,9 @@ def ago(moment) -> str:
     if (timezone.now() - moment).total_seconds() < 60:
         return "just now"
     return f"{timesince(moment)} ago"
+
+
+@register.simple_tag
+def words_per_minute() -> int:
+    """The reading speed that every stated reading time uses (READING_WORDS_PER_MINUTE)."""
+    return settings.READING_WORDS_PER_MINUTE
