@@ -3,6 +3,7 @@ from django.utils import timezone
 
 from apps.accounts.deletion import account_deletion_blockers, users_deleting
 from apps.accounts.models import Session, User
+from apps.accounts.ratelimit import rate_allows
 from apps.accounts.validators import public_name_clean, validate_public_name
 
 
@@ -28,6 +29,11 @@ class AccountDeletionNotConfirmed(Exception):
     pass
 
 
+# Attempts at confirming one's own deletion, per reader: the form checks a password, so it must not be a way to guess
+# one from a session left open.
+ACCOUNT_DELETE_ATTEMPTS = (5, 15 * 60)
+
+
 def account_deletion_confirmation_ok(user: User, confirmation: str) -> bool:
     """The reader's password; a reader who signs in only through GitHub (no usable password) types their email."""
     if user.has_usable_password():
@@ -42,6 +48,9 @@ def user_account_delete(*, user: User, confirmation: str) -> None:
     (apps.accounts.deletion: a subscription that Stripe still bills must be cancelled first)."""
     # The row lock keeps a concurrent request of the same reader (a checkout, a second delete) out until we are done.
     user = User.objects.select_for_update().get(pk=user.pk)
+    limit, window_s = ACCOUNT_DELETE_ATTEMPTS
+    if not rate_allows(f"account-delete:{user.pk}", limit=limit, window_s=window_s):
+        raise AccountDeletionNotConfirmed(f"Too many attempts: try again within {window_s // 60} minutes.")
     if not account_deletion_confirmation_ok(user, confirmation):
         raise AccountDeletionNotConfirmed(
             "That is not your password." if user.has_usable_password() else "That is not your email address."

@@ -105,3 +105,14 @@ def test_a_subscription_cancelled_at_period_end_blocks_until_it_ends(mini_book):
     Subscription.objects.filter(customer__user=user).update(cancel_at_period_end=True)
     page = signed_in(user).get("/accounts/delete/").content.decode()
     assert "Your subscription is cancelled and ends on" in page
+
+
+def test_the_password_cannot_be_guessed_through_the_deletion_form(mini_book, reader):
+    client = signed_in(reader)
+    for _ in range(5):
+        assert (
+            "That is not your password." in client.post("/accounts/delete/", {"confirmation": "guess"}).content.decode()
+        )
+    page = client.post("/accounts/delete/", {"confirmation": PASSWORD}).content.decode()
+    assert "Too many attempts: try again within 15 minutes." in page
+    assert User.objects.filter(pk=reader.pk).exists()
