@@ -96,8 +96,9 @@ def _bar_svg(
     bars: list[Bar], *, chart_id: str, title: str, desc: str, reference_line: float | None, narrow: bool
 ) -> str:
     if narrow:
-        # label line (16) above a bar row (22); the value after the bar end
-        label_w, value_w, bar_w, row_h, label_h, top, bottom = 0, 96, NARROW_WIDTH - 96 - 4, 22, 16, 8, 26
+        # a label line (16) above each bar row (22), the value after the bar end; bars start 12 units in, so that
+        # the axis's "0%" stays whole
+        label_w, value_w, bar_w, row_h, label_h, top, bottom = 12, 96, NARROW_WIDTH - 96 - 12 - 4, 22, 16, 8, 26
         max_label = 44
     else:
         label_w, value_w, bar_w, row_h, label_h, top, bottom = 230, 110, 360, 26, 0, 8, 26

@@ -38,7 +38,7 @@ def test_the_landing_page_states_the_counts_of_the_mini_book(mini_book):
     assert f"<strong>{expected['capsules']}</strong> capsules" in numbers
     assert f"<strong>{expected['figures']}</strong> figures" in numbers
     assert f"<strong>{expected['words']:,}</strong> words" in numbers
-    assert f"<strong>{expected['minutes']}</strong> minutes of reading at 200 words a minute" in numbers
+    assert f"<strong>{expected['minutes']}</strong> minute of reading at 200 words a minute" in numbers
 
 
 def test_the_reading_speed_is_one_setting(mini_book, settings):
