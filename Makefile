@@ -21,7 +21,11 @@ $(INSTALLED): pyproject.toml
 install: $(INSTALLED)
 
 # The site with its demo book on embedded defaults (SQLite, file cache, file-system Celery
-# broker): the web server and a Celery worker (with beat) together; Ctrl-C stops both.
+# broker): the web server and a Celery worker (with beat) together; Ctrl-C stops both, and so does either one
+# ending (make then exits with its status). On Ctrl-C `stop` sends one SIGTERM to each process started here
+# and waits for them. It used to be `trap 'kill 0' EXIT INT TERM`: kill 0 signals the whole process group,
+# the recipe's shell included, whose TERM trap then ran kill 0 again, and again, until bash overflowed its
+# stack ("Segmentation fault", and thousands of SIGTERMs into the Celery worker's warm shutdown).
 # Without STRIPE_SECRET_KEY, subscriptions run in test mode: a local Stripe stand-in (localstripe
 # with Checkout and the Portal, `manage.py stripe_test_server`) on STRIPE_TEST_PORT takes the
 # payments and sends its signed webhooks to this site (README: Subscriptions).
@@ -36,13 +40,16 @@ run: $(INSTALLED)
 	@echo "Submissions compile here; on a GPU machine also run: $(PY) manage.py gpu_worker --gpu 0"
 	@if [ -z "$$STRIPE_SECRET_KEY" ]; then echo "Subscriptions in TEST MODE (no STRIPE_SECRET_KEY): pay with the test card 4242 4242 4242 4242"; fi
 	@echo
-	trap 'kill 0' EXIT INT TERM; \
+	pids=(); \
+	stop() { status=$${1:-$$?}; trap - EXIT INT TERM; kill -TERM "$${pids[@]}" 2>/dev/null; wait; echo "Stopped."; exit $$status; }; \
+	trap 'stop 0' INT TERM; trap stop EXIT; \
 	if [ -z "$$STRIPE_SECRET_KEY" ]; then \
 	  export STRIPE_TEST_MODE=true STRIPE_API_BASE=http://127.0.0.1:$(STRIPE_TEST_PORT); \
-	  $(PY) manage.py stripe_test_server & \
+	  $(PY) manage.py stripe_test_server & pids+=($$!); \
 	fi; \
-	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \
-	$(PY) manage.py runserver 127.0.0.1:$(PORT)
+	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & pids+=($$!); \
+	$(PY) manage.py runserver 127.0.0.1:$(PORT) & pids+=($$!); \
+	wait -n
 
 # Lint, then the whole suite, against real PostgreSQL and Redis (started here where they are not
 # running) and Debian's chromium for the browser tests. pytest exits non-zero when it finds

@@ -138,3 +138,47 @@ def test_make_run_serves_the_site_and_runs_tasks_with_no_services(dev_site):
         60,
         "the worker to run the task",
     )
+
+
+def test_ctrl_c_stops_everything_cleanly(tmp_path):
+    """Issue 29: Ctrl-C ended `make run` with "Segmentation fault" (its trap's `kill 0` re-triggered itself until
+    bash overflowed its stack) and left the Celery worker behind. Ctrl-C is SIGINT to the whole foreground process
+    group, as a terminal sends it."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    env.update(VAR_DIR=str(tmp_path), PORT=str(port), STRIPE_TEST_PORT=str(_free_port()), PYTHON=sys.executable)
+    log_path = tmp_path / "make-run.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            ["make", "run", f"PORT={port}"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            # A terminal's foreground job gets SIGINT; pytest's children may have inherited it ignored.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    try:
+        _wait_for(lambda: _reachable(f"http://127.0.0.1:{port}/health/"), 120, "the development server")
+        time.sleep(2)  # the worker and the Stripe stand-in are up too
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=60)
+
+        def group_gone() -> bool:
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                return True
+            return False
+
+        _wait_for(group_gone, 15, "every process of make run to exit")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    log = log_path.read_text()
+    assert "Segmentation fault" not in log and "Error" not in log.split("Quit the server with CONTROL-C.")[-1], log[
+        -3000:
+    ]
+    assert log.rstrip().endswith("Stopped."), log[-3000:]
+    assert log.count("Warm shutdown") <= 2  # one SIGINT from the terminal, one SIGTERM from make run: no storm

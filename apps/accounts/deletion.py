@@ -1,6 +1,8 @@
 """Deleting readers, for the apps above accounts. They join in from their AppConfig.ready, so
 accounts imports none of them."""
 
+from collections.abc import Callable
+
 from django.db import models
 from django.dispatch import Signal
 
@@ -20,3 +22,18 @@ def account_content_register(model: type[models.Model]) -> None:
 def account_content_names() -> set[str]:
     """The registered models' verbose names, as admin lists the permissions a deletion needs."""
     return {str(model._meta.verbose_name) for model in _account_content}
+
+
+# A blocker answers, for a reader asking to delete their own account, why it cannot be done now (a sentence that
+# says what to do), or None. Registered by the apps above (subscriptions: a subscription Stripe still bills).
+AccountDeletionBlocker = Callable[[models.Model], str | None]
+_blockers: list[AccountDeletionBlocker] = []
+
+
+def account_deletion_blocker_register(blocker: AccountDeletionBlocker) -> None:
+    if blocker not in _blockers:
+        _blockers.append(blocker)
+
+
+def account_deletion_blockers(user) -> list[str]:
+    return [reason for blocker in _blockers if (reason := blocker(user))]

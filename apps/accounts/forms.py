@@ -44,3 +44,19 @@ class SignupNameForm(_PublicNameMixin, forms.Form):
 
 class PublicNameForm(_PublicNameMixin, forms.Form):
     name = _public_name_field()
+
+
+class AccountDeleteForm(forms.Form):
+    """The reader confirms with their password (or, without one, their email address: apps.accounts.services)."""
+
+    confirmation = forms.CharField(strip=False, max_length=4096, widget=forms.PasswordInput(render_value=False))
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        field = self.fields["confirmation"]
+        if user.has_usable_password():
+            field.label = "Your password"
+            field.widget.attrs["autocomplete"] = "current-password"
+        else:
+            field.label = "Your email address"
+            field.widget = forms.EmailInput(attrs={"autocomplete": "off"})

@@ -1,10 +1,22 @@
 from django.contrib import messages
+from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.utils import timezone
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_GET, require_http_methods
 
-from apps.accounts.forms import PublicNameForm
-from apps.accounts.services import user_public_name_set
+from apps.accounts.deletion import account_deletion_blockers
+from apps.accounts.export import account_export
+from apps.accounts.forms import AccountDeleteForm, PublicNameForm
+from apps.accounts.services import (
+    AccountDeletionNotConfirmed,
+    AccountDeletionRefused,
+    user_account_delete,
+    user_public_name_set,
+)
 
 
 @login_required
@@ -22,3 +34,38 @@ def profile(request):
         form, status = PublicNameForm(initial={"name": request.user.name}), 200
     context = {"email_addresses": request.user.emailaddress_set.all(), "name_form": form}
     return render(request, "account/profile.html", context, status=status)
+
+
+@require_GET
+@login_required
+@cache_control(private=True, no_store=True)
+def data_export(request):
+    """Everything of the reader's that the site keeps, as a JSON download."""
+    response = JsonResponse(account_export(request.user), encoder=DjangoJSONEncoder, json_dumps_params={"indent": 2})
+    name = f"kernel-engineering-data-{timezone.now():%Y-%m-%d}.json"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@cache_control(private=True, no_store=True)
+def account_delete(request):
+    form = AccountDeleteForm(request.POST or None, user=request.user)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            user_account_delete(user=request.user, confirmation=form.cleaned_data["confirmation"])
+        except AccountDeletionNotConfirmed as error:
+            form.add_error("confirmation", str(error))
+        except AccountDeletionRefused:
+            pass  # the page lists the reasons again, read afresh
+        else:
+            logout(request)
+            messages.success(request, "Your account and everything of yours on this site have been deleted.")
+            return redirect("pages:landing")
+        status = 400
+    elif request.method == "POST":
+        status = 400
+    blockers = account_deletion_blockers(request.user)
+    return render(request, "account/delete.html", {"form": form, "blockers": blockers}, status=status)

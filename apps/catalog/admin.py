@@ -37,14 +37,25 @@ class FigureInline(admin.TabularInline):
 
 @admin.register(Capsule)
 class CapsuleAdmin(admin.ModelAdmin):
-    list_display = ("number", "title", "part", "badge", "access", "status", "minutes", "revision", "updated_at")
+    list_display = (
+        "number",
+        "title",
+        "part",
+        "badge",
+        "access",
+        "status",
+        "is_draft",
+        "minutes",
+        "revision",
+        "updated_at",
+    )
     list_display_links = ("number", "title")
-    list_filter = ("access", "status", "part")
+    list_filter = ("access", "status", "is_draft", "part")
     search_fields = ("title", "summary", "slug")
-    readonly_fields = ("revision", "updated_at", "preview")
+    readonly_fields = ("words", "minutes", "revision", "updated_at", "preview")
     form = CapsuleAdminForm
     fieldsets = (
-        (None, {"fields": ("book", "part", "number", "slug", "title", "badge", "minutes", "access", "status")}),
+        (None, {"fields": ("book", "part", "number", "slug", "title", "badge", "access", "status", "is_draft")}),
         ("Public teaser", {"fields": ("summary", "outline")}),
         (
             "Text",
@@ -52,12 +63,13 @@ class CapsuleAdmin(admin.ModelAdmin):
                 "fields": ("body", "preview"),
                 "description": (
                     "Markdown as in content/README.md. The preview follows your typing, rendered by the site's "
-                    "own pipeline in the reader's styles; nothing is saved until you save. A re-import from "
-                    "content/ overwrites edits made here."
+                    "own pipeline in the reader's styles; nothing is saved until you save. A re-import keeps an "
+                    "edit made here while the capsule's file in content/ is unchanged since the last import; once "
+                    "that file changes, the next import replaces the edit with the file's text."
                 ),
             },
         ),
-        ("Revision", {"fields": ("revision", "updated_at")}),
+        ("Revision", {"fields": ("words", "minutes", "revision", "updated_at")}),
     )
     inlines = [FigureInline]
 

@@ -15,7 +15,22 @@ from apps.catalog.markdown import ContentError, render_markdown
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>.*?\n)---[ \t]*\n", re.S)
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 BOOK_FIELDS = ("slug", "title", "author")
-CAPSULE_FIELDS = ("number", "slug", "title", "part", "minutes", "access", "summary")
+CAPSULE_FIELDS = ("number", "slug", "title", "part", "access", "summary")
+# Every key a capsule's front matter may have: anything else (a typo such as `darft: true`) fails the import.
+# `minutes` is the one retired key: reading time is computed from the text, and a stated one is ignored (the
+# import lists the files that still carry it, so that authors remove it).
+CAPSULE_KEYS = set(CAPSULE_FIELDS) | {"badge", "outline", "exercise", "draft", "minutes"}
+RETIRED_CAPSULE_KEYS = {"minutes"}
+BOOK_KEYS = set(BOOK_FIELDS) | {
+    "parts",
+    "subtitle",
+    "blurb",
+    "publisher",
+    "level",
+    "language",
+    "ereader_pitch",
+    "paywall_pitch",
+}
 MAX_SVG_BYTES = 200_000
 SVG_FORBIDDEN = re.compile(r"<script|<foreignObject|\son[a-z]+\s*=|(?:xlink:)?href\s*=\s*[\"'](?!#)", re.I)
 
@@ -67,13 +82,15 @@ class CapsuleData:
     title: str
     part: int
     badge: str
-    minutes: int
     access: str
+    draft: bool
     summary: str
     outline: list[str]
     body: str
     figures: list[FigureData] = field(default_factory=list)
     exercise: ExerciseData | None = None
+    # Front-matter keys that are read no more (RETIRED_CAPSULE_KEYS), for the import's report.
+    retired_keys: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,7 +103,6 @@ class BookData:
     level: str
     author: str
     language: str
-    stated_figure_count: int
     ereader_pitch: str
     paywall_pitch: str
     parts: list[PartData]
@@ -124,6 +140,10 @@ def _read_book_yaml(folder: Path) -> dict:
         raise ImportFileError(path, "missing: every book folder has a book.yaml")
     data = _load_yaml(path, path.read_text(encoding="utf-8"))
     _require(path, data, BOOK_FIELDS + ("parts",))
+    unknown = sorted(set(data) - BOOK_KEYS)
+    if unknown:
+        # figure_count is gone: the site counts the figures of the imported capsules.
+        raise ImportFileError(path, f"unknown field(s): {', '.join(unknown)} (content/README.md lists the fields)")
     if not SLUG.match(str(data["slug"])):
         raise ImportFileError(path, f"slug {data['slug']!r} must be lowercase letters, digits and hyphens")
     return data
@@ -157,8 +177,14 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
         raise ImportFileError(path, "must start with YAML front matter between '---' lines", 1)
     meta = _load_yaml(path, match.group("yaml"), line_offset=1)
     _require(path, meta, CAPSULE_FIELDS, line=2)
+    unknown = sorted(set(meta) - CAPSULE_KEYS)
+    if unknown:
+        raise ImportFileError(path, f"unknown front-matter field(s): {', '.join(unknown)}", 2)
+    draft = meta.get("draft", False)
+    if not isinstance(draft, bool):
+        raise ImportFileError(path, f"draft must be true or false, got {draft!r}", 2)
     body_first_line = match.group(0).count("\n") + 1
-    number, minutes, part = _int(path, meta, "number", 2), _int(path, meta, "minutes", 2), _int(path, meta, "part", 2)
+    number, part = _int(path, meta, "number", 2), _int(path, meta, "part", 2)
     if part not in part_numbers:
         raise ImportFileError(path, f"part {part} is not a part of book.yaml", 2)
     if meta["access"] not in ("free", "locked"):
@@ -192,8 +218,8 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
         title=str(meta["title"]),
         part=part,
         badge=str(meta.get("badge") or ""),
-        minutes=minutes,
         access=meta["access"],
+        draft=draft,
         summary=" ".join(str(meta["summary"]).split()),
         outline=outline,
         body=body,
@@ -201,6 +227,7 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
         exercise=_read_exercise(path, meta.get("exercise"), figures_folder.parent)
         if meta.get("exercise") is not None
         else None,
+        retired_keys=sorted(RETIRED_CAPSULE_KEYS & set(meta)),
     )
 
 
@@ -328,7 +355,6 @@ def read_book(folder: Path) -> BookData:
         level=str(meta.get("level") or ""),
         author=str(meta["author"]),
         language=str(meta.get("language") or "en"),
-        stated_figure_count=int(meta.get("figure_count") or 0),
         ereader_pitch=str(meta.get("ereader_pitch") or ""),
         paywall_pitch=str(meta.get("paywall_pitch") or ""),
         parts=parts,

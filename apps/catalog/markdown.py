@@ -26,6 +26,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from apps.catalog.math_text import latex_as_text
+
 FIGURE_SRC = re.compile(r"^figures/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*\.svg)$")
 
 
@@ -312,8 +314,14 @@ def _table_of_contents(tokens: list[Token]) -> list[dict]:
 
 
 def _plain_text(safe_html: str) -> str:
-    """Text for search: tags dropped, MathML reduced to its LaTeX."""
-    text = re.sub(r'<math[^>]*alttext="([^"]*)"[^>]*>.*?</math>', r" \1 ", safe_html, flags=re.S)
+    """Text for search, its snippets and the word count: tags dropped, maths as plain text from its LaTeX (search
+    snippets showed `\\frac{...}` itself: apps.catalog.math_text)."""
+    text = re.sub(
+        r'<math[^>]*alttext="([^"]*)"[^>]*>.*?</math>',
+        lambda m: f" {html.escape(latex_as_text(html.unescape(m.group(1))))} ",
+        safe_html,
+        flags=re.S,
+    )
     text = re.sub(r"<[^>]+>", " ", text)
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 

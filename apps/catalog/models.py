@@ -19,8 +19,6 @@ class Book(models.Model):
     level = models.CharField(max_length=50, blank=True)
     author = models.CharField(max_length=200)
     language = models.CharField(max_length=20, default="en")
-    # The figure count the finished book states; the demo book carries only some of them.
-    stated_figure_count = models.PositiveIntegerField(default=0)
     ereader_pitch = models.TextField(blank=True)
     paywall_pitch = models.TextField(blank=True)
     # Goes up whenever the book or any capsule changes: derived artefacts (EPUB) key on it.
@@ -75,9 +73,14 @@ class Capsule(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
     badge = models.CharField(max_length=30, blank=True)
-    minutes = models.PositiveSmallIntegerField(default=10)
+    # Reading time, from the rendered text's words at READING_WORDS_PER_MINUTE (apps.catalog.reading_time).
+    minutes = models.PositiveSmallIntegerField(default=1, editable=False)
     access = models.CharField(max_length=10, choices=Access.choices, default=Access.LOCKED)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PUBLISHED)
+    # Published but unfinished (front matter `draft: true`): readers see it, marked "draft" wherever it is listed.
+    is_draft = models.BooleanField(
+        "draft", default=False, help_text="Published, but marked as a draft on its page, in the contents and the EPUB."
+    )
     summary = models.TextField(help_text="Plain text. Public: shown on locked capsules too.")
     outline = models.JSONField(default=list, blank=True, help_text="Section titles. Public.")
     body = models.TextField(blank=True, help_text="Markdown (see content/README.md).")
@@ -86,6 +89,7 @@ class Capsule(models.Model):
     body_html = models.TextField(blank=True, editable=False)
     body_text = models.TextField(blank=True, editable=False)
     toc = models.JSONField(default=list, blank=True, editable=False)
+    words = models.PositiveIntegerField(default=0, editable=False, help_text="Words of the rendered text.")
     content_hash = models.CharField(max_length=64, blank=True, editable=False)
     revision = models.PositiveIntegerField(default=1, editable=False)
     updated_at = models.DateTimeField(auto_now=True)

@@ -1,9 +1,11 @@
 """Reads of the book. Query counts stay constant in the number of parts and capsules."""
 
+from django.conf import settings
 from django.db.models import Prefetch
 from django.http import Http404
 
-from apps.catalog.models import Book, Capsule, Part
+from apps.catalog.models import Book, Capsule, Figure, Part
+from apps.catalog.reading_time import reading_minutes
 from config.caching import local_per_version
 
 
@@ -20,7 +22,20 @@ def book_parts_with_capsules(book: Book) -> list[Part]:
     capsules = (
         Capsule.objects.published()
         .in_reading_order()
-        .only("id", "part_id", "book_id", "number", "slug", "title", "badge", "minutes", "access", "status")
+        .only(
+            "id",
+            "part_id",
+            "book_id",
+            "number",
+            "slug",
+            "title",
+            "badge",
+            "minutes",
+            "words",
+            "access",
+            "status",
+            "is_draft",
+        )
     )
     return list(
         book.parts.order_by("number").prefetch_related(
@@ -30,9 +45,21 @@ def book_parts_with_capsules(book: Book) -> list[Part]:
 
 
 def book_totals(parts: list[Part]) -> dict:
+    """The book in numbers, counted from its published capsules (one query, for the figures): what the landing
+    page and the EPUB's metadata state. Reading time is the words at READING_WORDS_PER_MINUTE, not the sum of
+    the capsules' rounded-up minutes."""
     capsules = [capsule for part in parts for capsule in part.published_capsules]
-    minutes = sum(capsule.minutes for capsule in capsules)
-    return {"capsule_count": len(capsules), "minutes": minutes, "hours": round(minutes / 60)}
+    words = sum(capsule.words for capsule in capsules)
+    minutes = reading_minutes(words) if words else 0
+    return {
+        "capsule_count": len(capsules),
+        "draft_count": sum(1 for capsule in capsules if capsule.is_draft),
+        "figure_count": Figure.objects.filter(capsule__in=[c.pk for c in capsules]).count() if capsules else 0,
+        "words": words,
+        "minutes": minutes,
+        "hours": round(minutes / 60),
+        "words_per_minute": settings.READING_WORDS_PER_MINUTE,
+    }
 
 
 def capsule_get(slug: str) -> Capsule:

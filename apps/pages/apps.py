@@ -9,3 +9,6 @@ class PagesConfig(AppConfig):
     name = "apps.pages"
     label = "pages"
     verbose_name = "Pages"
+
+    def ready(self):
+        from apps.pages import legal  # noqa: F401  (registers its system check)

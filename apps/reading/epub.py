@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 from ebooklib import epub as ebook
@@ -25,6 +26,7 @@ from lxml import etree
 from pygments.formatters import HtmlFormatter
 
 from apps.catalog.models import Book, Capsule, Figure, Part
+from apps.catalog.reading_time import reading_minutes
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
@@ -370,8 +372,8 @@ def _metadata(package: ebook.EpubBook, sources: EpubSources, modified: datetime)
     package.set_title(title)
     package.set_language(book.language or "en")
     package.add_author(book.author)
-    if book.subtitle:
-        package.add_metadata("DC", "description", book.subtitle + (f" {book.blurb}" if book.blurb else ""))
+    description = " ".join(part for part in (book.subtitle, book.blurb, _edition_numbers(sources)) if part)
+    package.add_metadata("DC", "description", description)
     if book.publisher:
         package.add_metadata("DC", "publisher", book.publisher)
     package.add_metadata("DC", "date", modified.strftime("%Y-%m-%d"))
@@ -393,6 +395,19 @@ def _metadata(package: ebook.EpubBook, sources: EpubSources, modified: datetime)
         ),
     ):
         package.add_metadata(None, "meta", value, {"property": prop})
+
+
+def _edition_numbers(sources: EpubSources) -> str:
+    """This edition in numbers, counted from the chapters it holds (as the landing page counts the book)."""
+    capsules = [chapter.capsule for chapter in sources.chapters]
+    words = sum(capsule.words for capsule in capsules)
+    figures = sum(len(chapter.figures) for chapter in sources.chapters)
+    drafts = sum(1 for capsule in capsules if capsule.is_draft)
+    wpm = settings.READING_WORDS_PER_MINUTE
+    return (
+        f"{len(capsules)} capsules{f' ({drafts} in draft)' if drafts else ''}, {figures} figures, {words:,} words: "
+        f"about {reading_minutes(words) if words else 0} minutes of reading at {wpm} words a minute."
+    )
 
 
 def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
@@ -446,10 +461,12 @@ def write_epub(sources: EpubSources, path: Path, *, modified: datetime) -> None:
         for chapter in section.chapters:
             capsule = chapter.capsule
             uid = f"capsule-{capsule.number:02d}"
-            item = _content_item(uid, chapter.file_name, chapter_document(chapter, sources, links), title=capsule.title)
+            # A draft says so in the contents too, not only on its first page.
+            title = f"{capsule.title} (draft)" if capsule.is_draft else capsule.title
+            item = _content_item(uid, chapter.file_name, chapter_document(chapter, sources, links), title=title)
             package.add_item(item)
             spine.append(item)
-            entries.append(ebook.Link(chapter.file_name, f"{capsule.number:02d} · {capsule.title}", f"toc-{uid}"))
+            entries.append(ebook.Link(chapter.file_name, f"{capsule.number:02d} · {title}", f"toc-{uid}"))
             for figure in chapter.figures:
                 package.add_item(
                     ebook.EpubItem(

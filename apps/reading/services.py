@@ -50,6 +50,13 @@ def progress_record(*, user, capsule: Capsule, position: float, heading: str = "
     return progress
 
 
+def progress_open(*, user, capsule: Capsule) -> ReadingProgress:
+    """The reader opened the capsule: their progress row exists from now on (at the top), once."""
+    _readable_or_raise(user, capsule)
+    progress, _ = ReadingProgress.objects.get_or_create(user=user, capsule=capsule)
+    return progress
+
+
 @transaction.atomic
 def progress_set_complete(*, user, capsule: Capsule, complete: bool) -> ReadingProgress:
     _readable_or_raise(user, capsule)

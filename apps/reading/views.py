@@ -29,6 +29,11 @@ def capsule(request, slug):
     capsule = catalog.capsule_get(slug)
     full_access, progress = selectors.reader_state(request.user, capsule)  # one statement for a signed-in reader
     readable = can_read(request.user, capsule)
+    if readable and progress is None and request.user.is_authenticated:
+        # Opening a capsule is recorded here, not left to the page's first position save: a capsule that fits on
+        # the screen is never scrolled, and the save sent as the reader leaves for the progress page raced that
+        # page's request, which then said "not opened yet" (issue 29).
+        progress = services.progress_open(user=request.user, capsule=capsule)
     context = {
         "capsule": capsule,
         "book": capsule.book,

@@ -14,6 +14,11 @@ class ReviewsConfig(AppConfig):
         account_content_register(Review)
         users_deleting.connect(_users_deleting, dispatch_uid="reviews.users_deleting")
 
+        from apps.accounts.export import account_export_register
+        from apps.reviews.personal_data import reviews_export
+
+        account_export_register("reviews", reviews_export)
+
         from apps.reviews.selectors import PUBLIC_VERSION_SQL
         from config.caching import public_version_source
 

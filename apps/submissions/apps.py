@@ -12,3 +12,8 @@ class SubmissionsConfig(AppConfig):
 
         # The exercises declared in capsules' front matter are imported with the book, in its transaction.
         book_importer_register("exercise", exercises_import)
+
+        from apps.accounts.export import account_export_register
+        from apps.submissions.personal_data import submissions_export
+
+        account_export_register("submissions", submissions_export)

@@ -15,6 +15,12 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 FONT_PX = 13
+# Each chart is drawn twice, wide and narrow, and CSS shows the one that fits its box (`.chart-pair`, a size
+# container: static/css/submissions.css). Scaled down to a phone's card, the wide drawing's 13-unit labels were
+# about 5 px high; the narrow one is drawn for boxes of 17.5 to 34 rem, where its labels stay between 10.5 and
+# 14 px. WIDE_MIN_PX is where the wide drawing's labels reach 10 px.
+NARROW_WIDTH = 340
+WIDE_MIN_PX = 544  # 34rem; keep equal to the container query in submissions.css
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def _num(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
-def _svg(chart_id: str, width: int, height: int, title: str, desc: str, body: list[str], css_class: str) -> SafeString:
+def _svg(chart_id: str, width: int, height: int, title: str, desc: str, body: list[str], css_class: str) -> str:
     cid = escape(chart_id)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {css_class}" viewBox="0 0 {width} {height}" '
@@ -65,17 +71,41 @@ def _svg(chart_id: str, width: int, height: int, title: str, desc: str, body: li
         f'font-size="{FONT_PX}" preserveAspectRatio="xMinYMin meet">'
         f'<title id="{cid}-title">{escape(title)}</title><desc id="{cid}-desc">{escape(desc)}</desc>'
     )
-    return mark_safe(head + "".join(body) + "</svg>")
+    return head + "".join(body) + "</svg>"
+
+
+def _pair(wide: str, narrow: str) -> SafeString:
+    # The one not shown is display: none, so screen readers meet each chart once.
+    return mark_safe(f'<div class="chart-pair">{wide}{narrow}</div>')
 
 
 def bar_chart(
     bars: list[Bar], *, chart_id: str, title: str, desc: str = "", reference_line: float | None = 100.0
 ) -> SafeString:
     """Horizontal bars, one row per entry, value labels at the bar ends; the axis ends at a round
-    number above the largest value, and a dashed line marks 100% where that is in range."""
-    label_w, value_w, bar_w, row_h, top, bottom = 230, 110, 360, 26, 8, 26
+    number above the largest value, and a dashed line marks 100% where that is in range. Wide: the labels left
+    of the bars; narrow: each label on its own line above its bar."""
+    wide = _bar_svg(bars, chart_id=chart_id, title=title, desc=desc, reference_line=reference_line, narrow=False)
+    narrow = _bar_svg(
+        bars, chart_id=f"{chart_id}-narrow", title=title, desc=desc, reference_line=reference_line, narrow=True
+    )
+    return _pair(wide, narrow)
+
+
+def _bar_svg(
+    bars: list[Bar], *, chart_id: str, title: str, desc: str, reference_line: float | None, narrow: bool
+) -> str:
+    if narrow:
+        # a label line (16) above each bar row (22), the value after the bar end; bars start 12 units in, so that
+        # the axis's "0%" stays whole
+        label_w, value_w, bar_w, row_h, label_h, top, bottom = 12, 96, NARROW_WIDTH - 96 - 12 - 4, 22, 16, 8, 26
+        max_label = 44
+    else:
+        label_w, value_w, bar_w, row_h, label_h, top, bottom = 230, 110, 360, 26, 0, 8, 26
+        max_label = 32
+    pitch = row_h + label_h
     width = label_w + bar_w + value_w
-    height = top + row_h * max(len(bars), 1) + bottom
+    height = top + pitch * max(len(bars), 1) + bottom
     values = [v for b in bars for v in (b.value, b.marker) if v is not None]
     axis_max = nice_ceiling(max(values, default=1.0))
     scale = bar_w / axis_max
@@ -90,16 +120,21 @@ def bar_chart(
         x = label_w + reference_line * scale
         body.append(f'<line class="chart__reference" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - bottom}"/>')
     if not bars:
-        body.append(f'<text class="chart__empty" x="{label_w + 8}" y="{top + row_h * 0.65:.1f}">No figures yet</text>')
+        body.append(f'<text class="chart__empty" x="{label_w + 8}" y="{top + pitch * 0.65:.1f}">No figures yet</text>')
     described = []
     for index, bar in enumerate(bars):
-        y = top + index * row_h
-        label = bar.label if len(bar.label) <= 32 else bar.label[:31] + "…"
+        label = bar.label if len(bar.label) <= max_label else bar.label[: max_label - 1] + "…"
         weight = ' font-weight="700"' if bar.highlight else ""
-        body.append(
-            f'<text class="chart__label" x="{label_w - 8}" y="{y + row_h * 0.65:.1f}" text-anchor="end"{weight}>'
-            f"{escape(label)}</text>"
-        )
+        if narrow:
+            body.append(
+                f'<text class="chart__label" x="2" y="{top + index * pitch + 12:.1f}"{weight}>{escape(label)}</text>'
+            )
+        else:
+            body.append(
+                f'<text class="chart__label" x="{label_w - 8}" y="{top + index * pitch + row_h * 0.65:.1f}" '
+                f'text-anchor="end"{weight}>{escape(label)}</text>'
+            )
+        y = top + index * pitch + label_h
         if bar.value is None:
             text = "no result"
             body.append(
@@ -120,7 +155,11 @@ def bar_chart(
             text += f", {bar.marker_label or 'marker'} {fmt_pct(bar.marker)}"
         described.append(f"{bar.label}: {text}")
     full_desc = (desc + " " if desc else "") + "; ".join(described)
-    return _svg(chart_id, width, height, title, full_desc.strip(), body, "chart--bars")
+    return _svg(chart_id, width, height, title, full_desc.strip(), body, f"chart--bars {_variant(narrow)}")
+
+
+def _variant(narrow: bool) -> str:
+    return "chart--narrow" if narrow else "chart--wide"
 
 
 def line_chart(
@@ -128,7 +167,17 @@ def line_chart(
 ) -> SafeString:
     """A reader's history: one mark per finished submission in order, passing ones joined by a line,
     the others as crosses on the axis; the y axis ends at a round number above the best value."""
-    left, right, top, bottom, plot_w, plot_h = 56, 16, 12, 34, 560, 200
+    wide = _line_svg(points, chart_id=chart_id, title=title, desc=desc, reference_line=reference_line, narrow=False)
+    narrow = _line_svg(
+        points, chart_id=f"{chart_id}-narrow", title=title, desc=desc, reference_line=reference_line, narrow=True
+    )
+    return _pair(wide, narrow)
+
+
+def _line_svg(
+    points: list[Point], *, chart_id: str, title: str, desc: str, reference_line: float | None, narrow: bool
+) -> str:
+    left, right, top, bottom, plot_w, plot_h = 56, 16, 12, 34, (NARROW_WIDTH - 72 if narrow else 560), 200
     width, height = left + plot_w + right, top + plot_h + bottom
     values = [p.value for p in points if p.value is not None]
     y_max = nice_ceiling(max(values, default=1.0))
@@ -185,4 +234,4 @@ def line_chart(
         body.append(f'<text class="chart__tick" x="{left}" y="{height - 10}">first</text>')
         body.append(f'<text class="chart__tick" x="{left + plot_w}" y="{height - 10}" text-anchor="end">latest</text>')
     full_desc = (desc + " " if desc else "") + "; ".join(described)
-    return _svg(chart_id, width, height, title, full_desc.strip(), body, "chart--line")
+    return _svg(chart_id, width, height, title, full_desc.strip(), body, f"chart--line {_variant(narrow)}")

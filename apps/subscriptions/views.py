@@ -109,6 +109,7 @@ def checkout(request):
             plan=request.POST.get("plan", ""),
             success_url=success_url,
             cancel_url=request.build_absolute_uri(reverse("subscriptions:checkout-cancel")),
+            terms_url=request.build_absolute_uri(reverse("pages:terms")),
         )
     except AlreadySubscribed as exc:
         messages.info(request, str(exc))

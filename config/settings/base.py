@@ -125,6 +125,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The demo book that `load_demo` (and so `make run`) imports.
 DEMO_BOOK_DIR = BASE_DIR / "content" / "kernel-engineering"
+# Reading times (each capsule's and the book's) are its words at this speed: technical text read with care.
+READING_WORDS_PER_MINUTE = env_int("READING_WORDS_PER_MINUTE", 200)
 
 REDIS_URL = env_str("REDIS_URL")
 
@@ -252,6 +254,15 @@ if STRIPE_TEST_MODE:
 # How long each process may reuse its reading of the public pages' version (config/caching.py): an edit shows on
 # anonymous pages within this time. 0 reads it on every request (the tests do).
 PUBLIC_VERSION_TTL_MS = env_int("PUBLIC_VERSION_TTL_MS", 1000)
+
+# --- The operator (apps.pages: terms, privacy, refunds, contact) ----------------------------
+# Who runs this site and sells the subscription, as the legal pages and the contact page name them. Empty, the
+# pages say that the operator has not filled them in, and `check --deploy` warns (pages.W001).
+OPERATOR_NAME = env_str("OPERATOR_NAME", "")
+OPERATOR_EMAIL = env_str("OPERATOR_EMAIL", "")
+OPERATOR_ADDRESS = env_str("OPERATOR_ADDRESS", "")  # postal address, one line; commas separate its lines on the page
+OPERATOR_JURISDICTION = env_str("OPERATOR_JURISDICTION", "")  # whose law governs the terms, e.g. "Ireland"
+REFUND_WINDOW_DAYS = env_int("REFUND_WINDOW_DAYS", 14)  # a first payment is refunded on request within this time
 
 # --- Reviews (apps.reviews) ----------------------------------------------------------------
 # Fixed in code like ACCOUNT_RATE_LIMITS: product rules, not per-machine configuration.

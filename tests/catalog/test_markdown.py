@@ -89,9 +89,9 @@ def test_bad_latex_is_reported_with_its_line():
     assert error.value.line == 5
 
 
-def test_plain_text_for_search_keeps_words_and_latex_but_no_tags():
-    text = render("## Tiles\n\nShared *memory* with $a^2$.\n").text
-    assert text == "Tiles Shared memory with a^2 ."
+def test_plain_text_for_search_keeps_words_and_maths_as_text_but_no_tags():
+    text = render("## Tiles\n\nShared *memory* with $a^2$ and $\\frac{a}{b_{i}} \\le \\alpha$.\n").text
+    assert text == "Tiles Shared memory with a^2 and a/b_i ≤ α ."
 
 
 def test_highlight_lines_keeps_the_compilers_line_numbers_and_balanced_escaped_lines():

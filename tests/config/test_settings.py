@@ -14,6 +14,10 @@ PROD_ENV = {
     "ALLOWED_HOSTS": "kernel.example.com",
     "DATABASE_URL": "postgres://postgres:postgres@127.0.0.1:5432/kernel_engineering",
     "REDIS_URL": "redis://127.0.0.1:6379/1",
+    # Named on the legal pages: without them check --deploy warns (pages.W001, tests/pages/test_legal.py).
+    "OPERATOR_NAME": "Kernel Books Ltd",
+    "OPERATOR_EMAIL": "help@kernel-books.example",
+    "OPERATOR_ADDRESS": "1 Warp Street, Dublin",
 }
 
 

@@ -1,5 +1,8 @@
+from datetime import timedelta
+
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from apps.catalog.models import Capsule
 from apps.reading.models import ReadingProgress
@@ -103,6 +106,33 @@ def test_the_capsule_progress_page_shows_the_reading_state(subscriber_client):
     save(subscriber_client, "locked-two", position="0.3")
     page = subscriber_client.get("/capsules/locked-two/progress/").content.decode()
     assert "In progress" in page and "30%" in page and "Resume reading" in page
+    assert "<dt>Last read</dt><dd>just now</dd>" in page  # not "0 minutes ago"
+
+
+def test_opening_a_capsule_is_on_its_progress_page_at_once(subscriber_client):
+    """Issue 29: right after reading a capsule that fits on the screen (never scrolled, so no position saved until
+    the reader left), its progress page said "You have not opened this capsule yet". Opening it is recorded now."""
+    assert "Start reading" in subscriber_client.get("/capsules/locked-three/progress/").content.decode()
+    subscriber_client.get("/capsules/locked-three/")  # no position sent: the page's script never ran
+    page = subscriber_client.get("/capsules/locked-three/progress/").content.decode()
+    assert "You have not opened this capsule yet." not in page
+    assert "In progress" in page and 'aria-label="Read 0%"' in page and "<dd>just now</dd>" in page
+
+
+def test_opening_records_nothing_for_a_capsule_one_may_not_read(mini_book, reader):
+    client = Client()
+    client.force_login(reader)
+    client.get("/capsules/locked-two/")
+    assert not ReadingProgress.objects.filter(user=reader).exists()
+    client.get("/capsules/free-one/")
+    assert ReadingProgress.objects.filter(user=reader).count() == 1
+
+
+def test_last_read_says_how_long_ago_beyond_a_minute(subscriber_client):
+    save(subscriber_client, "locked-two", position="0.3")
+    ReadingProgress.objects.update(last_read_at=timezone.now() - timedelta(minutes=5))
+    page = subscriber_client.get("/capsules/locked-two/progress/").content.decode()
+    assert "<dt>Last read</dt><dd>5\xa0minutes ago</dd>" in page
 
 
 def test_progress_of_an_unpublished_capsule_leaves_my_progress(subscriber_client):

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from apps.catalog.models import Capsule
+from apps.catalog.services import capsule_save
 from tests.subscriptions.visitors import make_visitor
 
 
@@ -106,8 +107,21 @@ def test_a_short_text_is_quoted_whole_without_ellipsis(mini_book):
     (snippet,) = _snippets(search("anonymous", "intensity"))
     assert snippet == (
         "Intro Everyone may read this free text about warps. Maths The <mark>intensity</mark> is "
-        "\\frac{2K}{8} per element. Figure 1. A drawing of the tiles."
+        "2K/8 per element. Figure 1. A drawing of the tiles."
     )
+
+
+def test_snippets_show_maths_as_text_not_latex(mini_book):
+    """Issue 29: snippets showed the LaTeX source ("\\frac{2K}{8}", "\\times"); they show the maths as text now."""
+    capsule = Capsule.objects.get(slug="free-one")
+    capsule.body += (
+        "\nThe throughput is $\\frac{2 M N K}{t} \\times 10^{-12}$ TFLOP/s, roughly $\\approx 50\\,\\text{TFLOP/s}$.\n"
+    )
+    capsule_save(capsule=capsule)
+    (snippet,) = _snippets(search("anonymous", "throughput"))
+    assert "\\" not in snippet and "frac" not in snippet and "text{" not in snippet
+    assert "(2 M N K)/t × 10^(-12) TFLOP/s" in snippet and "≈ 50 TFLOP/s" in snippet
+    assert _snippets(search("anonymous", "frac")) == []  # the LaTeX commands are not words of the text either
 
 
 def test_a_match_only_in_the_summary_quotes_the_summary(mini_book):

@@ -10,10 +10,13 @@ from apps.submissions.charts import Bar, Point, bar_chart, line_chart, nice_ceil
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def parse(svg: str) -> ET.Element:
-    root = ET.fromstring(str(svg))  # raises on anything that is not well-formed XML
-    assert root.tag == f"{SVG}svg"
-    return root
+def parse(chart: str, *, narrow: bool = False) -> ET.Element:
+    """The wide drawing (or the narrow one) of a chart, which comes as both in a `.chart-pair`."""
+    pair = ET.fromstring(str(chart))  # raises on anything that is not well-formed XML
+    assert pair.tag == "div" and pair.get("class") == "chart-pair"
+    wide, small = list(pair)
+    assert wide.tag == small.tag == f"{SVG}svg"
+    return small if narrow else wide
 
 
 def bars_of(root) -> list[ET.Element]:
@@ -116,3 +119,35 @@ def test_empty_charts_still_parse_and_say_so():
 )
 def test_nice_ceiling(value, expected):
     assert nice_ceiling(value) == expected
+
+
+def _view_width(root) -> float:
+    return float(root.get("viewBox").split()[2])
+
+
+@pytest.mark.parametrize("draw", ["bars", "line"])
+def test_the_narrow_drawing_keeps_its_labels_legible_in_a_phones_card(draw):
+    """Issue 29: scaled into a phone's card (about 300 px) the wide drawing's labels were about 5 px high. The narrow
+    one, shown below 34rem (static/css/submissions.css), is drawn for such boxes: its text is 10 px or more from a
+    265 px box on, while the wide one's reaches 10 px only at the 34rem (544 px) where it takes over."""
+    chart = (
+        bar_chart(
+            [Bar("08 warptiling (the longest rung name)", 93.7), Bar("You (best)", 3.2, highlight=True)],
+            chart_id="c",
+            title="t",
+        )
+        if draw == "bars"
+        else line_chart([Point("1", 1.0), Point("2", 4.0)], chart_id="c", title="t")
+    )
+    wide, narrow = parse(chart), parse(chart, narrow=True)
+    assert "chart--wide" in wide.get("class") and "chart--narrow" in narrow.get("class")
+    assert narrow.get("aria-labelledby") != wide.get("aria-labelledby")  # ids stay unique in the page
+    font = float(narrow.get("font-size"))
+    assert font * 265 / _view_width(narrow) >= 10
+    assert font * 544 / _view_width(wide) >= 10
+    # The same figures in both drawings; the narrow one has room for longer labels (44 characters, against 32).
+    figures = [sorted(t for t in texts(root) if t.endswith("%")) for root in (wide, narrow)]
+    assert figures[0] == figures[1] and figures[0]
+    if draw == "bars":
+        assert "08 warptiling (the longest rung name)" in texts(narrow)
+    assert narrow.find(f"{SVG}desc").text == wide.find(f"{SVG}desc").text

@@ -118,6 +118,10 @@ def test_checkout_creates_a_subscription_session_for_the_reader_and_redirects_wi
     assert form["cancel_url"] == "http://testserver/billing/cancel/"
     assert form["subscription_data[metadata][user_id]"] == str(reader.pk)
     assert "subscription_data[trial_period_days]" not in form
+    # Issue 29: the terms are named on Stripe's page, above its pay button.
+    assert form["custom_text[submit][message]"] == (
+        "By subscribing you agree to the terms of service: http://testserver/terms/"
+    )
     assert not Subscription.objects.exists() and not has_subscriber_access(reader)  # nothing granted yet
 
 

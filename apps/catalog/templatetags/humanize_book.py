@@ -1,4 +1,7 @@
 from django import template
+from django.conf import settings
+from django.utils import timezone
+from django.utils.timesince import timesince
 
 from apps.catalog import badges
 
@@ -31,3 +34,25 @@ def figure_badge_description() -> str:
 @register.simple_tag
 def book_figure_gpu() -> str:
     return badges.BOOK_FIGURE_GPU
+
+
+@register.filter
+def thousands(number) -> str:
+    """51234 -> "51,234" (the book's figures are in English whatever the reader's locale)."""
+    return f"{int(number):,}"
+
+
+@register.filter
+def ago(moment) -> str:
+    """ "just now" under a minute (Django's timesince says "0 minutes"), else "5 minutes ago", "2 days, 3 hours ago"."""
+    if not moment:
+        return ""
+    if (timezone.now() - moment).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(moment)} ago"
+
+
+@register.simple_tag
+def words_per_minute() -> int:
+    """The reading speed that every stated reading time uses (READING_WORDS_PER_MINUTE)."""
+    return settings.READING_WORDS_PER_MINUTE

@@ -35,7 +35,7 @@ def customer_ensure(*, user) -> Customer:
     return customer
 
 
-def checkout_session_create(*, user, plan: str, success_url: str, cancel_url: str) -> str:
+def checkout_session_create(*, user, plan: str, success_url: str, cancel_url: str, terms_url: str = "") -> str:
     """A Stripe Checkout Session in subscription mode for `user`; returns the URL to send them
     to. The session grants nothing: access comes from the webhook, after Stripe confirms."""
     price = plan_price_id(plan=plan)
@@ -61,6 +61,12 @@ def checkout_session_create(*, user, plan: str, success_url: str, cancel_url: st
     }
     if settings.STRIPE_TRIAL_DAYS > 0:
         params["subscription_data"]["trial_period_days"] = settings.STRIPE_TRIAL_DAYS
+    if terms_url:
+        # Stripe's page shows it above its pay button: the terms are named where the reader pays, not only on
+        # the pricing page (Stripe's own terms checkbox needs the URL set in its dashboard instead).
+        params["custom_text"] = {
+            "submit": {"message": f"By subscribing you agree to the terms of service: {terms_url}"}
+        }
     session = stripe_api.client().v1.checkout.sessions.create(params=params)
     return session.url
 

@@ -27,6 +27,14 @@ class Command(BaseCommand):
         for label, changes in report.related.items():  # e.g. "exercise", ["created 32 sgemm"]
             for change in changes:
                 self.stdout.write(f"  {label:<11} {change}")
+        if report.ignored:
+            # Not an error, so that books written before reading times were computed still import.
+            self.stdout.write(
+                self.style.WARNING(
+                    f"  ignored     {len(report.ignored)} retired front-matter key(s), e.g. {report.ignored[0]}: "
+                    "reading time is computed from the text (content/README.md); remove them"
+                )
+            )
         related = "".join(f"; {len(changes)} {label} change(s)" for label, changes in report.related.items())
         self.stdout.write(
             self.style.SUCCESS(

@@ -1,0 +1,18 @@
+"""Words and reading time, counted from a capsule's rendered text (never stated by hand).
+
+A word is a whitespace-separated run that holds a letter or a digit: prose, code identifiers and the LaTeX
+of maths count; lone punctuation and operators do not. The reading speed is one setting,
+READING_WORDS_PER_MINUTE (200 by default: a technical text read with care, slower than prose's 230-250)."""
+
+import math
+
+from django.conf import settings
+
+
+def words_count(text: str) -> int:
+    return sum(1 for token in text.split() if any(ch.isalnum() for ch in token))
+
+
+def reading_minutes(words: int) -> int:
+    """Whole minutes, rounded up, at least one."""
+    return max(1, math.ceil(words / settings.READING_WORDS_PER_MINUTE))
