@@ -27,6 +27,7 @@ install: $(INSTALLED)
 # payments and sends its signed webhooks to this site (README: Subscriptions).
 STRIPE_TEST_PORT ?= $(shell echo $$(( $(PORT) + 1 )))
 run: export SITE_URL ?= http://127.0.0.1:$(PORT)
+run: export DJANGO_SETTINGS_MODULE ?= config.settings.dev
 run: $(INSTALLED)
 	mkdir -p var
 	$(PY) manage.py migrate --noinput

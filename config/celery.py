@@ -6,7 +6,10 @@ import os
 from celery import Celery, Task
 from django.db import InterfaceError, OperationalError
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+# Unset, the settings are production's, as for gunicorn (config/wsgi.py): they refuse to start without SECRET_KEY
+# and the other secrets, and never run DEBUG with development's public key on a machine where the variable was
+# forgotten. Development names its settings (`make run` exports config.settings.dev).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
 
 
 class SiteTask(Task):

@@ -14,6 +14,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = env_str("SECRET_KEY")
+# Earlier keys, comma-separated, still accepted when checking signatures (sessions' auth hashes, password reset and
+# email links, signed cookies), so that rotating SECRET_KEY signs nobody out: set the new key, move the old one here,
+# and remove it once sessions signed with it have expired.
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
