@@ -55,6 +55,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.body_limit.RequestBodyLimitMiddleware",  # 413 on a declared length over the cap, before anything reads
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.logging.RequestLogMiddleware",
@@ -69,6 +70,14 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "apps.accounts.middleware.htmx_sign_in_redirect",
 ]
+
+# The largest request body taken (config/body_limit.py): a submission is at most SUBMISSION_MAX_SOURCE_BYTES as a file
+# and again as the editor's text, with a plan; admin forms hold capsules' Markdown. No site form uploads more.
+REQUEST_MAX_BODY_BYTES = env_int("REQUEST_MAX_BODY_BYTES", 2 * 1024 * 1024)
+# Django's own limits agree: a form's fields together, and uploads kept in memory (never spooled to a temporary file,
+# since nothing larger than the cap gets this far).
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
