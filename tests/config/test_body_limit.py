@@ -44,7 +44,8 @@ def test_a_malformed_length_is_a_400(client):
 
 def test_djangos_own_limits_agree_with_the_cap():
     # Uploads under the cap stay in memory: nothing is spooled to a temporary file.
-    assert settings.FILE_UPLOAD_MAX_MEMORY_SIZE == settings.DATA_UPLOAD_MAX_MEMORY_SIZE == settings.REQUEST_MAX_BODY_BYTES
+    cap = settings.REQUEST_MAX_BODY_BYTES
+    assert settings.FILE_UPLOAD_MAX_MEMORY_SIZE == settings.DATA_UPLOAD_MAX_MEMORY_SIZE == cap
 
 
 def test_gunicorn_limits_the_request_head():
