@@ -1,6 +1,8 @@
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.internal.ratelimit import get_ip
 
+from apps.accounts.client_address import client_address
+
 
 class AccountAdapter(DefaultAccountAdapter):
     """Stores every address in lower case, so one reader cannot hold two accounts that
@@ -8,6 +10,11 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def clean_email(self, email: str) -> str:
         return super().clean_email(email).strip().lower()
+
+    def get_client_ip(self, request) -> str:
+        # Every rate limit's address (allauth's, and search's through allauth's get_ip): the client's, not the
+        # TLS proxy's, believing X-Forwarded-For only from trusted proxies (apps.accounts.client_address).
+        return client_address(request)
 
     def _get_login_attempts_cache_key(self, request, **credentials) -> str:
         # The "key" of ACCOUNT_RATE_LIMITS["login_failed"] is allauth's account key plus the client's

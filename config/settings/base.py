@@ -209,10 +209,12 @@ ACCOUNT_RATE_LIMITS = {
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
 }
-# Behind the TLS proxy every request comes from the proxy's address, and "per IP" would mean "everyone": set this
-# to the number of proxies that append to X-Forwarded-For (1 for one proxy). Never above that number: the client
-# could then choose its own address.
-ALLAUTH_TRUSTED_PROXY_COUNT = env_int("ALLAUTH_TRUSTED_PROXY_COUNT", 0)
+# Behind the TLS proxy every request comes from the proxy's address, and "per IP" would mean "everyone": list the
+# proxies' addresses or networks (comma-separated, e.g. "127.0.0.1" for a proxy on this host, "172.16.0.0/12" for
+# Docker's bridge). X-Forwarded-For is believed only when the peer is one of them, read from the right as far as it
+# was written by them (apps/accounts/client_address.py). Empty: no proxy, the peer is the client.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+TRUSTED_PROXY_HOPS_MAX = 8  # X-Forwarded-For entries looked at, from the right
 
 GITHUB_CLIENT_ID = env_str("GITHUB_CLIENT_ID", "")
 GITHUB_CLIENT_SECRET = env_str("GITHUB_CLIENT_SECRET", "")
