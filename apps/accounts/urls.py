@@ -6,4 +6,7 @@ app_name = "accounts"
 
 urlpatterns = [
     path("profile/", views.profile, name="profile"),
+    # Ahead of allauth's own (config/urls.py includes this first): the same views, 404 without GitHub keys.
+    path("github/login/", views.github_login, name="github-login"),
+    path("github/login/callback/", views.github_callback, name="github-callback"),
 ]

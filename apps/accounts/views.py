@@ -1,5 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -22,3 +23,27 @@ def profile(request):
         form, status = PublicNameForm(initial={"name": request.user.name}), 200
     context = {"email_addresses": request.user.emailaddress_set.all(), "name_form": form}
     return render(request, "account/profile.html", context, status=status)
+
+
+def _github_configured(request) -> bool:
+    from allauth.socialaccount.adapter import get_adapter
+
+    return bool(get_adapter().list_apps(request, provider="github"))
+
+
+def github_login(request):
+    """allauth's GitHub sign-in, answering 404 (not a 500 on SocialApp.DoesNotExist) where no keys are configured:
+    the site shows no GitHub button then, but the address still exists in allauth's URLs."""
+    from allauth.socialaccount.providers.github.views import oauth2_login
+
+    if not _github_configured(request):
+        raise Http404("Signing in with GitHub is not available on this site.")
+    return oauth2_login(request)
+
+
+def github_callback(request):
+    from allauth.socialaccount.providers.github.views import oauth2_callback
+
+    if not _github_configured(request):
+        raise Http404("Signing in with GitHub is not available on this site.")
+    return oauth2_callback(request)

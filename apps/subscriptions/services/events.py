@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -56,7 +57,7 @@ def event_verify(*, payload: bytes, signature: str | None) -> dict:
     if not _looks_like_event(data):
         raise WebhookRejected("Not an event.")
     if not _storable(data):
-        raise WebhookRejected("Not an event: nested deeper than any Stripe object, or holding NUL or NaN.")
+        raise WebhookRejected("Not an event: nested deeper than any Stripe object, or holding NUL, NaN or a surrogate.")
     return data
 
 
@@ -91,13 +92,17 @@ def _refuse_future_timestamp(signature: str) -> None:
         raise WebhookRejected("Timestamp in the future.")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _storable(value: object) -> bool:
-    """Whether a stranger's JSON fits a jsonb column: nested at most MAX_EVENT_DEPTH deep, and no NUL character
-    or NaN/infinity anywhere (PostgreSQL refuses both). Walked without recursion."""
+    """Whether a stranger's JSON fits a jsonb column: nested at most MAX_EVENT_DEPTH deep, and no NUL character,
+    lone surrogate ("\\ud800" is valid JSON but no UTF-8 text: the driver cannot send it) or NaN/infinity anywhere
+    (PostgreSQL refuses them). Walked without recursion."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str) and "\x00" in item:
+        if isinstance(item, str) and ("\x00" in item or _SURROGATE.search(item)):
             return False
         if isinstance(item, float) and not math.isfinite(item):
             return False
