@@ -2,6 +2,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.internal.ratelimit import get_ip
 
 from apps.accounts.client_address import client_address
+from apps.accounts.mail import email_send_after_commit
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -10,6 +11,20 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def clean_email(self, email: str) -> str:
         return super().clean_email(email).strip().lower()
+
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        # allauth's, except that the rendered message is sent by a Celery task after the commit (apps.accounts.mail):
+        # sign-up and password reset never fail, nor leave a half-made account, when the SMTP server is down.
+        from allauth.core import context as allauth_context
+        from django.contrib.sites.shortcuts import get_current_site
+
+        request = allauth_context.request
+        message = self.render_mail(
+            template_prefix,
+            email,
+            {"request": request, "email": email, "current_site": get_current_site(request), **context},
+        )
+        email_send_after_commit(message=message)
 
     def get_client_ip(self, request) -> str:
         # Every rate limit's address (allauth's, and search's through allauth's get_ip): the client's, not the

@@ -40,7 +40,7 @@ def test_share_pictures_with_the_cache_down(mini_book, cache_down, path):
 
 
 @pytest.fixture
-def eager_tasks():
+def celery_conf():
     conf = celery_app.conf
     saved = conf.task_always_eager, conf.task_eager_propagates
     yield conf
@@ -48,7 +48,7 @@ def eager_tasks():
 
 
 def test_epub_download_with_the_broker_down_and_the_build_made_once_it_is_back(
-    mini_book, monkeypatch, django_capture_on_commit_callbacks, eager_tasks
+    mini_book, monkeypatch, django_capture_on_commit_callbacks, celery_conf
 ):
     client = Client(raise_request_exception=False)
     client.force_login(make_visitor("active"))
@@ -59,7 +59,7 @@ def test_epub_download_with_the_broker_down_and_the_build_made_once_it_is_back(
     assert set(EpubBuild.objects.values_list("status", flat=True)) == {EpubBuild.Status.QUEUED}
 
     # The broker is back (and a worker takes the job: eager here): the page's next poll sends the build again.
-    eager_tasks.task_always_eager, eager_tasks.task_eager_propagates = True, True
+    celery_conf.task_always_eager, celery_conf.task_eager_propagates = True, True
     with django_capture_on_commit_callbacks(execute=True):
         client.get("/epub/sample/status/", headers={"HX-Request": "true"})
     download = client.get("/sample.epub")
@@ -86,3 +86,34 @@ def test_github_sign_in_with_keys_goes_to_github(db, settings):
     }
     response = Client().post("/accounts/github/login/")
     assert response.status_code == 302 and response["Location"].startswith("https://github.com/login/oauth/authorize")
+
+
+@pytest.mark.parametrize("broker", ["up", "down"])
+def test_sign_up_and_password_reset_with_smtp_down(
+    db, settings, monkeypatch, django_capture_on_commit_callbacks, broker
+):
+    # The mail goes to the queue after the commit; with the broker down too, one attempt from the request, logged.
+    # (tests/outages/test_smtp_outage.py: the worker delivers it once the mail server is back.)
+    from contextlib import nullcontext
+
+    from apps.accounts.models import User
+    from tests.factories import UserFactory
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_USE_TLS = "127.0.0.1", closed_port(), False
+    existing = UserFactory()
+    client = Client(raise_request_exception=False)
+    with broker_down(monkeypatch) if broker == "down" else nullcontext():
+        with django_capture_on_commit_callbacks(execute=True):
+            signup = client.post(
+                "/accounts/signup/",
+                {
+                    "email": "smtp.down@example.org",
+                    "password1": "a-long-pass-phrase-42",
+                    "password2": "a-long-pass-phrase-42",
+                },
+            )
+        with django_capture_on_commit_callbacks(execute=True):
+            reset = Client(raise_request_exception=False).post("/accounts/password/reset/", {"email": existing.email})
+    assert signup.status_code == 302 and reset.status_code == 302
+    assert User.objects.filter(email="smtp.down@example.org").count() == 1
