@@ -243,6 +243,9 @@ STRIPE_PRICE_MONTHLY = env_str("STRIPE_PRICE_MONTHLY", "")
 STRIPE_PRICE_YEARLY = env_str("STRIPE_PRICE_YEARLY", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
 STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscriptions; 0 = none
+# An event whose processing failed this many times (its task's retries, then the sweep every 5 minutes: about an
+# hour and a half at 12) is dead-lettered: kept with its error, shown in admin, replayed from there.
+STRIPE_EVENT_MAX_ATTEMPTS = env_int("STRIPE_EVENT_MAX_ATTEMPTS", 12)
 SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
 
 # Test mode (what `make run` starts when no STRIPE_SECRET_KEY is set): the same services and webhook handling,
