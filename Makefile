@@ -42,7 +42,7 @@ run: $(INSTALLED)
 	  export STRIPE_TEST_MODE=true STRIPE_API_BASE=http://127.0.0.1:$(STRIPE_TEST_PORT); \
 	  $(PY) manage.py stripe_test_server & \
 	fi; \
-	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \
+	bin/keep-running $(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & \
 	$(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # Lint, then the whole suite, against real PostgreSQL and Redis (started here where they are not

@@ -7,6 +7,8 @@ from celery import Celery, Task
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from config import kombu_redis
+
 # Unset, the settings are production's, as for gunicorn (config/wsgi.py): they refuse to start without SECRET_KEY
 # and the other secrets, and never run DEBUG with development's public key on a machine where the variable was
 # forgotten. Development names its settings (`make run` exports config.settings.dev).
@@ -29,6 +31,9 @@ class SiteTask(Task):
     retry_backoff = True
     retry_backoff_max = 60
 
+
+# Before any connection: a dropped broker connection must be a connection error, not a crash (config/kombu_redis.py).
+kombu_redis.install()
 
 app = Celery("kernel_engineering", task_cls=SiteTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
