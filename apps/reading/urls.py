@@ -4,10 +4,10 @@ from apps.reading import views
 
 
 class FigureNameConverter:
-    """A figure's file name as the book's Markdown may name one (apps.catalog.markdown.FIGURE_SRC): anything else is
-    a 404 before the database is asked (a name with %00 was a 500: PostgreSQL text holds no NUL)."""
+    """A figure's file name: no slash and no control character, so a name with %00 is a 404 before the database is
+    asked (it was a 500: PostgreSQL text holds no NUL)."""
 
-    regex = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+    regex = r"[^/\x00-\x1f\x7f]+"
 
     def to_python(self, value: str) -> str:
         return value

@@ -75,9 +75,8 @@ def test_a_worker_survives_the_broker_dropped_mid_task_and_the_task_finishes_onc
             time.sleep(0.2)
         assert "slow" in marks.read_text().split()
         time.sleep(2)
-        assert worker.poll() is None and "AttributeError" not in log.read_text(errors="replace").replace(
-            "Error on restarting Gossip", ""
-        )
+        # (Gossip's restart may log an AttributeError of its own, which Celery handles: not this one.)
+        assert worker.poll() is None and "attribute 'hostname'" not in log.read_text(errors="replace")
     finally:
         worker.terminate()
         worker.wait(timeout=30)

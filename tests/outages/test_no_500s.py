@@ -67,7 +67,7 @@ def test_epub_download_with_the_broker_down_and_the_build_made_once_it_is_back(
     assert EpubBuild.objects.filter(edition="sample", status=EpubBuild.Status.READY).count() == 1
 
 
-@pytest.mark.parametrize("name", ["a%00.svg", "%00", "a.svg%00", "..%2f..%2fetc", "%ff.svg"])
+@pytest.mark.parametrize("name", ["a%00.svg", "%00", "a.svg%00", "..%2f..%2fetc", "%ff.svg", "a%0a.svg"])
 def test_a_hostile_figure_name_is_404(mini_book, name):
     capsule = mini_book.capsules.first()
     response = Client(raise_request_exception=False).get(f"/capsules/{capsule.slug}/figures/{name}")
