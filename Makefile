@@ -31,6 +31,7 @@ install: $(INSTALLED)
 # payments and sends its signed webhooks to this site (README: Subscriptions).
 STRIPE_TEST_PORT ?= $(shell echo $$(( $(PORT) + 1 )))
 run: export SITE_URL ?= http://127.0.0.1:$(PORT)
+run: export DJANGO_SETTINGS_MODULE ?= config.settings.dev
 run: $(INSTALLED)
 	mkdir -p var
 	$(PY) manage.py migrate --noinput
@@ -47,7 +48,7 @@ run: $(INSTALLED)
 	  export STRIPE_TEST_MODE=true STRIPE_API_BASE=http://127.0.0.1:$(STRIPE_TEST_PORT); \
 	  $(PY) manage.py stripe_test_server & pids+=($$!); \
 	fi; \
-	$(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & pids+=($$!); \
+	bin/keep-running $(VENV)/bin/celery -A config worker --beat -Q default,compile -c 1 --loglevel INFO & pids+=($$!); \
 	$(PY) manage.py runserver 127.0.0.1:$(PORT) & pids+=($$!); \
 	wait -n
 

@@ -6,7 +6,8 @@ import sys
 
 
 def main():
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+    # Production's settings when unset (they refuse to start without their secrets): see config/celery.py.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -9,7 +9,7 @@ In order:
    own (cache, rate limits and the Celery broker) is emptied before and after.
 2. gunicorn with production settings and the repository's docker/gunicorn.conf.py, --workers worker processes. The
    client plays the TLS proxy in front of it: X-Forwarded-Proto: https, and an X-Forwarded-For address per reader
-   with ALLAUTH_TRUSTED_PROXY_COUNT=1 (one proxy, .env.example), so per-client limits count per reader.
+   with TRUSTED_PROXIES=127.0.0.1 (the proxy, .env.example), so per-client limits count per reader.
 3. Pages, each by --clients clients in a closed loop (a client sends its next request when the last one is
    answered) for --page-seconds after a warm-up, taken in turn in --rounds slices: a static file served by the same
    server (WhiteNoise), the landing page and a free capsule for an anonymous visitor, and a locked capsule for the
@@ -276,7 +276,7 @@ class Site:
         }
         self.env.update(
             **production_env(args.database_url, args.redis_url, workdir, host="127.0.0.1"),
-            ALLAUTH_TRUSTED_PROXY_COUNT="1",
+            TRUSTED_PROXIES="127.0.0.1",
             WEB_CONCURRENCY=str(args.workers),
             GUNICORN_LOG_LEVEL="warning",
             PORT=str(self.port),

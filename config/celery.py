@@ -5,8 +5,19 @@ import os
 
 from celery import Celery, Task
 from django.db import InterfaceError, OperationalError
+from kombu.exceptions import OperationalError as KombuOperationalError
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+from config import kombu_redis
+
+# Unset, the settings are production's, as for gunicorn (config/wsgi.py): they refuse to start without SECRET_KEY
+# and the other secrets, and never run DEBUG with development's public key on a machine where the variable was
+# forgotten. Development names its settings (`make run` exports config.settings.dev).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
+
+
+# What publishing a task raises while the broker is down (kombu's wrapper, or the socket's own error): callers in a
+# request catch these, so that an outage of the queue is never a reader's 500.
+BROKER_ERRORS = (KombuOperationalError, OSError)
 
 
 class SiteTask(Task):
@@ -20,6 +31,9 @@ class SiteTask(Task):
     retry_backoff = True
     retry_backoff_max = 60
 
+
+# Before any connection: a dropped broker connection must be a connection error, not a crash (config/kombu_redis.py).
+kombu_redis.install()
 
 app = Celery("kernel_engineering", task_cls=SiteTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")

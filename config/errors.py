@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.template import loader
 
 
@@ -13,3 +13,11 @@ def bad_request(request, exception):
     if isinstance(exception, RequestDataTooBig):  # raised only while a limit is set
         context = {"too_large": True, "limit_mb": settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 2**20}
     return HttpResponseBadRequest(loader.render_to_string("400.html", context))
+
+
+def too_large(limit_bytes: int) -> HttpResponse:
+    """413 with the same page: a body over the site's cap (config/body_limit.py), refused before it was read."""
+    context = {"too_large": True, "limit_mb": limit_bytes / 2**20, "code": 413}
+    response = HttpResponse(loader.render_to_string("400.html", context), status=413)
+    response["Connection"] = "close"  # the unread body must not be taken for the next request
+    return response

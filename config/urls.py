@@ -2,7 +2,7 @@ from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
 
-from config.health import health
+from config.health import health, status
 
 admin.site.site_header = "Kernel Engineering admin"
 admin.site.site_title = "Kernel Engineering admin"
@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("apps.reviews.urls")),
     path("", include("apps.submissions.urls")),
     path("health/", health, name="health"),
+    path("health/status/", status, name="health-status"),
     path("accounts/", include("apps.accounts.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),

@@ -21,6 +21,11 @@ max_requests_jitter = 200
 preload_app = True
 # Heartbeat files in memory: a container's overlay file system can stall them.
 worker_tmp_dir = "/dev/shm"
+# Request head limits (gunicorn has no body limit: the body cap is Django's, config/body_limit.py, and the proxy's
+# client_max_body_size): the request line, the header count and one header's size, gunicorn's defaults written out.
+limit_request_line = int(os.environ.get("GUNICORN_LIMIT_REQUEST_LINE", "4094"))
+limit_request_fields = int(os.environ.get("GUNICORN_LIMIT_REQUEST_FIELDS", "100"))
+limit_request_field_size = int(os.environ.get("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", "8190"))
 # Requests are logged as JSON by the Django middleware; gunicorn logs only errors to stderr.
 accesslog = None
 errorlog = "-"

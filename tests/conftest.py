@@ -63,3 +63,37 @@ def mini_book(db):
 
     book_import(folder=MINI_BOOK)
     return Book.objects.get(slug="mini-book")
+
+
+@pytest.fixture
+def eager_tasks():
+    """Celery tasks run in this process as they are sent (no worker): where a test needs their effect, not the queue."""
+    from config.celery import app
+
+    conf = app.conf
+    saved = conf.task_always_eager, conf.task_eager_propagates
+    conf.task_always_eager, conf.task_eager_propagates = True, True
+    yield conf
+    conf.task_always_eager, conf.task_eager_propagates = saved
+
+
+@pytest.fixture
+def mail_worker(django_capture_on_commit_callbacks):
+    """`with mail_worker(): ...`: account emails go out as in production, queued after the commit and sent by the
+    Celery task (apps.accounts.mail), here run at the end of the block in this process."""
+    from contextlib import contextmanager
+
+    from config.celery import app
+
+    @contextmanager
+    def delivering():
+        conf = app.conf
+        saved = conf.task_always_eager, conf.task_eager_propagates
+        conf.task_always_eager, conf.task_eager_propagates = True, True
+        try:
+            with django_capture_on_commit_callbacks(execute=True) as callbacks:
+                yield callbacks
+        finally:
+            conf.task_always_eager, conf.task_eager_propagates = saved
+
+    return delivering

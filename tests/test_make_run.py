@@ -129,7 +129,7 @@ def test_make_run_serves_the_site_and_runs_tasks_with_no_services(dev_site):
             "from apps.accounts.tasks import clear_expired_sessions; clear_expired_sessions.delay()",
         ],
         cwd=ROOT,
-        env=env,
+        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings.dev"},  # as `make run` exports it (manage.py: prod)
         check=True,
         timeout=60,
     )

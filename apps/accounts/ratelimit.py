@@ -9,12 +9,10 @@ import logging
 import time
 
 from django.core.cache import cache
-from redis.exceptions import RedisError
+
+from config.shared_cache import CACHE_ERRORS
 
 log = logging.getLogger(__name__)
-
-# Redis errors, and OSError for the file cache that `make run` uses without Redis.
-CACHE_ERRORS = (RedisError, OSError)
 
 
 class FailOpenCache:

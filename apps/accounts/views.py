@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.serializers.json import DjangoJSONEncoder
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.cache import cache_control
@@ -69,3 +69,27 @@ def account_delete(request):
         status = 400
     blockers = account_deletion_blockers(request.user)
     return render(request, "account/delete.html", {"form": form, "blockers": blockers}, status=status)
+
+
+def _github_configured(request) -> bool:
+    from allauth.socialaccount.adapter import get_adapter
+
+    return bool(get_adapter().list_apps(request, provider="github"))
+
+
+def github_login(request):
+    """allauth's GitHub sign-in, answering 404 (not a 500 on SocialApp.DoesNotExist) where no keys are configured:
+    the site shows no GitHub button then, but the address still exists in allauth's URLs."""
+    from allauth.socialaccount.providers.github.views import oauth2_login
+
+    if not _github_configured(request):
+        raise Http404("Signing in with GitHub is not available on this site.")
+    return oauth2_login(request)
+
+
+def github_callback(request):
+    from allauth.socialaccount.providers.github.views import oauth2_callback
+
+    if not _github_configured(request):
+        raise Http404("Signing in with GitHub is not available on this site.")
+    return oauth2_callback(request)

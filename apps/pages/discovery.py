@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 from django.contrib.sitemaps import Sitemap
 from django.contrib.syndication.views import Feed
-from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
@@ -23,6 +22,7 @@ from django.views.decorators.http import require_GET
 from apps.catalog import selectors as catalog
 from apps.catalog.models import Capsule
 from apps.catalog.share_image import ShareCard, share_image_png
+from config.shared_cache import shared_get, shared_set
 from config.site import absolute_url
 
 FEED_ITEMS = 30
@@ -157,10 +157,10 @@ capsule_feed = public_for_an_hour(CapsuleFeed())
 def _png_response(card: ShareCard) -> HttpResponse:
     # Drawing takes tens of milliseconds: keep the PNG, keyed by everything drawn on it.
     key = "share-png:" + hashlib.sha256(repr(card).encode()).hexdigest()
-    png = cache.get(key)
+    png = shared_get(key)
     if png is None:
         png = share_image_png(card)
-        cache.set(key, png, timeout=7 * 24 * 3600)
+        shared_set(key, png, timeout=7 * 24 * 3600)
     response = HttpResponse(png, content_type="image/png")
     response["ETag"] = '"' + hashlib.sha256(png).hexdigest()[:32] + '"'
     return response

@@ -16,6 +16,7 @@ from apps.reading import selectors
 from apps.reading.epub import write_epub
 from apps.reading.models import EpubBuild, ReadingProgress
 from apps.reading.policy import can_read
+from config.celery import BROKER_ERRORS
 
 logger = logging.getLogger(__name__)
 
@@ -112,9 +113,21 @@ def _epub_move(build: EpubBuild, status: str, **fields) -> None:
 
 
 def _epub_enqueue(build: EpubBuild) -> None:
+    """Queue the build once the transaction commits. With the broker down the download page must still answer (it
+    says the file is being prepared): the build is marked stale instead, so that the next request for it (the page
+    polls its status every few seconds) queues it again, which succeeds once the broker is back."""
     from apps.reading.tasks import build_epub
 
-    transaction.on_commit(lambda: build_epub.delay(build.pk))
+    def send_or_mark_stale():
+        try:
+            build_epub.delay(build.pk)
+        except BROKER_ERRORS as error:
+            logger.warning("EPUB build %s: the broker refused its job (%s); the next request sends it", build.pk, error)
+            EpubBuild.objects.filter(pk=build.pk, status=EpubBuild.Status.QUEUED).update(
+                updated_at=timezone.now() - EPUB_STALE_AFTER - timedelta(seconds=1)
+            )
+
+    transaction.on_commit(send_or_mark_stale)
 
 
 @transaction.atomic

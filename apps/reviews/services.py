@@ -15,6 +15,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from apps.accounts.ratelimit import rate_allows
+from apps.accounts.validators import BIDI_CONTROLS
 from apps.catalog.models import Book
 from apps.reviews import selectors
 from apps.reviews.models import STARS, BookRating, Review, ReviewReport
@@ -92,6 +93,13 @@ def review_input_clean(*, rating, title: str = "", text: str = "") -> ReviewInpu
         raise ReviewInvalid(
             "Remove the invisible control characters.", field="text" if _CONTROL.search(text) else "title"
         )
+    for field, value in (("title", title), ("text", text)):
+        if any(c in BIDI_CONTROLS for c in value):
+            # An override reverses the text after it on the page (and a review's neighbours when left open).
+            raise ReviewInvalid(
+                "Remove the invisible direction-changing characters (Unicode bidi controls such as U+202E).",
+                field=field,
+            )
     if "\n" in title or "\r" in title:
         raise ReviewInvalid("The title is one line.", field="title")
     if len(title) > Review.TITLE_MAX_CHARS:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Case, Count, F, FloatField, Q, When, Window
+from django.db.models import Case, Count, F, FloatField, OuterRef, Q, Subquery, When, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -60,19 +60,35 @@ def quota_get(user, *, now: datetime | None = None) -> Quota:
     return Quota(per_hour, per_day, len(hour_times), len(day_times), remaining, resets_at)
 
 
+def gpu_claim_order(gpu_kind: str):
+    """The compiled submissions waiting for a GPU of this kind, in the order GPU workers claim them
+    (services.pipeline.submission_gpu_claim takes the first): the oldest of the reader whose last GPU run started
+    longest ago (never: first), so one reader's burst holds back another's single submission by one job at most.
+    The queue position shown to readers counts in this same order (queue_position)."""
+    last_served = (
+        Submission.objects.filter(user=OuterRef("user"), started_at__isnull=False)
+        .order_by("-started_at")
+        .values("started_at")[:1]
+    )
+    return (
+        Submission.objects.filter(status=Submission.Status.COMPILED, gpu_kind=gpu_kind)
+        .annotate(reader_served_at=Subquery(last_served))
+        .order_by(F("reader_served_at").asc(nulls_first=True), "created_at", "pk")
+    )
+
+
 def queue_position(submission: Submission) -> int | None:
-    """1 = next. Waiting for a compile (QUEUED) counts the compile queue; waiting for a GPU (COMPILED)
-    counts the submissions for the same GPU kind that compiled before it. None once it runs or finished."""
+    """1 = next. Waiting for a compile (QUEUED) counts the compile queue (first in, first out); waiting for a GPU
+    (COMPILED), the place in the order GPU workers claim (gpu_claim_order: fair between readers, so not the order
+    of compiling). None once it runs or finished."""
     status = Submission.Status
     if submission.status == status.QUEUED:
-        ahead = Submission.objects.filter(status=status.QUEUED, created_at__lt=submission.created_at).count()
-    elif submission.status == status.COMPILED and submission.compiled_at:
-        ahead = Submission.objects.filter(
-            status=status.COMPILED, gpu_kind=submission.gpu_kind, compiled_at__lt=submission.compiled_at
-        ).count()
-    else:
+        return Submission.objects.filter(status=status.QUEUED, created_at__lt=submission.created_at).count() + 1
+    if submission.status != status.COMPILED:
         return None
-    return ahead + 1
+    # The queue for one GPU kind is short (a few jobs per reader at most, by the quota): its ids, in order.
+    order = list(gpu_claim_order(submission.gpu_kind).values_list("pk", flat=True))
+    return order.index(submission.pk) + 1 if submission.pk in order else None
 
 
 def gpu_workers_online_qs(gpu_kind: str | None = None, *, now: datetime | None = None):
@@ -176,6 +192,12 @@ def exercise_of(capsule) -> Exercise | None:
 def submissions_recent(user, exercise, *, limit: int = 10) -> list[Submission]:
     """The reader's latest submissions on an exercise, newest first, without the cubin and source."""
     return list(Submission.objects.filter(user=user, exercise=exercise).defer(*_HEAVY_FIELDS)[:limit])
+
+
+def submissions_recent_states(user, exercise, *, limit: int = 10) -> list[Submission]:
+    """submissions_recent with only what their live state needs (panels.live_state): the poll's cheap question."""
+    fields = ("id", "public_id", "status", "gpu_kind", "created_at", "compiled_at", "user_id")
+    return list(Submission.objects.filter(user=user, exercise=exercise).only(*fields)[:limit])
 
 
 def latest_source(user, exercise) -> str | None:

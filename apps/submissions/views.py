@@ -25,7 +25,7 @@ from apps.submissions import selectors, services
 from apps.submissions.diff import source_diff
 from apps.submissions.forms import SubmissionForm
 from apps.submissions.models import Submission
-from apps.submissions.panels import exercise_panel, live_submissions
+from apps.submissions.panels import exercise_panel, live_state, live_submissions
 
 private_page = cache_control(private=True, no_store=True)
 
@@ -97,6 +97,8 @@ def live(request, slug):
         raise Http404("No exercise here")
     if not request.htmx:
         return redirect("pages:capsule-progress", slug=capsule.slug)
+    if request.GET.get("state") == live_state(request.user, exercise):
+        return HttpResponse(status=204)  # unchanged: the panel is not built
     live = live_submissions(request.user, exercise)
     return _polled(
         request,

@@ -117,13 +117,15 @@ class ProcessedFilter(admin.SimpleListFilter):
     parameter_name = "processed"
 
     def lookups(self, request, model_admin):
-        return (("yes", "Processed"), ("no", "Unprocessed"))
+        return (("yes", "Processed"), ("no", "Unprocessed"), ("dead", "Dead letters (given up; replay them)"))
 
     def queryset(self, request, queryset):
         if self.value() == "yes":
             return queryset.filter(processed_at__isnull=False)
         if self.value() == "no":
             return queryset.filter(processed_at__isnull=True)
+        if self.value() == "dead":
+            return queryset.filter(processed_at__isnull=True, dead_lettered_at__isnull=False)
         return queryset
 
 
@@ -138,13 +140,14 @@ class StripeEventAdmin(ReadOnlyAdmin):
         "processed_at",
         "attempts",
         "has_error",
+        "dead_lettered_at",
     )
     list_filter = (ProcessedFilter, "type", "livemode")
     search_fields = ("stripe_id", "object_id", "type")
     date_hierarchy = "received_at"
     fields = (
         "stripe_id", "stripe_link", "type", "object_id", "livemode", "api_version", "stripe_created",
-        "received_at", "processed_at", "attempts", "last_error", "payload_pretty",
+        "received_at", "processed_at", "attempts", "last_error", "dead_lettered_at", "payload_pretty",
     )  # fmt: skip
     readonly_fields = fields
     actions = ["reprocess"]
@@ -161,12 +164,12 @@ class StripeEventAdmin(ReadOnlyAdmin):
     def payload_pretty(self, obj):
         return format_html("<pre>{}</pre>", json.dumps(obj.payload, indent=2, sort_keys=True))
 
-    @admin.action(description="Process selected unprocessed events now")
+    @admin.action(description="Process selected unprocessed events now (dead letters too: replayed)")
     def reprocess(self, request, queryset):
         done = failed = 0
         for event in queryset.filter(processed_at__isnull=True):
             try:
-                services.event_process(event_id=event.pk)
+                services.event_replay(event_id=event.pk)
                 done += 1
             except Exception:  # noqa: BLE001 - recorded on the event, shown in the list
                 failed += 1

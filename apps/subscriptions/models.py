@@ -125,7 +125,8 @@ class Subscription(models.Model):
 
 class StripeEvent(models.Model):
     """Every verified webhook event, stored once (the unique id makes a redelivery a no-op).
-    An event stays unprocessed, with its error, until processing succeeds."""
+    An event stays unprocessed, with its error, until processing succeeds, or is dead-lettered after
+    STRIPE_EVENT_MAX_ATTEMPTS failures."""
 
     stripe_id = models.CharField("Stripe event id", max_length=255, unique=True)
     type = models.CharField(max_length=255, db_index=True)
@@ -138,6 +139,9 @@ class StripeEvent(models.Model):
     processed_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
+    # Set once processing failed STRIPE_EVENT_MAX_ATTEMPTS times: no task or sweep tries it again until an admin
+    # replays it (admin: Stripe events, "Dead letters").
+    dead_lettered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received_at"]

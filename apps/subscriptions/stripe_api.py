@@ -102,10 +102,10 @@ PRICE_FAILURE_CACHE_SECONDS = 60
 def price_retrieve(price_id: str) -> dict:
     """The Price as a dict ({} when Stripe cannot be reached), cached: the pricing page must
     not wait on Stripe for every visitor."""
-    from django.core.cache import cache
+    from config.shared_cache import shared_get, shared_set
 
     key = f"subscriptions:price:{price_id}"
-    cached = cache.get(key)
+    cached = shared_get(key)
     if cached is not None:
         return cached
     try:
@@ -117,5 +117,5 @@ def price_retrieve(price_id: str) -> dict:
         logging.getLogger(__name__).warning("Could not read Stripe price %s: %s", price_id, redact(str(exc)))
         # Test mode's stand-in starts beside the web server: a page read before it answers must not stick.
         price, timeout = {}, 1 if settings.STRIPE_TEST_MODE else PRICE_FAILURE_CACHE_SECONDS
-    cache.set(key, price, timeout)
+    shared_set(key, price, timeout)
     return price

@@ -14,6 +14,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = env_str("SECRET_KEY")
+# Earlier keys, comma-separated, still accepted when checking signatures (sessions' auth hashes, password reset and
+# email links, signed cookies), so that rotating SECRET_KEY signs nobody out: set the new key, move the old one here,
+# and remove it once sessions signed with it have expired.
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS", [])
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -51,6 +55,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.body_limit.RequestBodyLimitMiddleware",  # 413 on a declared length over the cap, before anything reads
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.logging.RequestLogMiddleware",
@@ -65,6 +70,14 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "apps.accounts.middleware.htmx_sign_in_redirect",
 ]
+
+# The largest request body taken (config/body_limit.py): a submission is at most SUBMISSION_MAX_SOURCE_BYTES as a file
+# and again as the editor's text, with a plan; admin forms hold capsules' Markdown. No site form uploads more.
+REQUEST_MAX_BODY_BYTES = env_int("REQUEST_MAX_BODY_BYTES", 2 * 1024 * 1024)
+# Django's own limits agree: a form's fields together, and uploads kept in memory (never spooled to a temporary file,
+# since nothing larger than the cap gets this far).
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -198,10 +211,12 @@ ACCOUNT_RATE_LIMITS = {
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
 }
-# Behind the TLS proxy every request comes from the proxy's address, and "per IP" would mean "everyone": set this
-# to the number of proxies that append to X-Forwarded-For (1 for one proxy). Never above that number: the client
-# could then choose its own address.
-ALLAUTH_TRUSTED_PROXY_COUNT = env_int("ALLAUTH_TRUSTED_PROXY_COUNT", 0)
+# Behind the TLS proxy every request comes from the proxy's address, and "per IP" would mean "everyone": list the
+# proxies' addresses or networks (comma-separated, e.g. "127.0.0.1" for a proxy on this host, "172.16.0.0/12" for
+# Docker's bridge). X-Forwarded-For is believed only when the peer is one of them, read from the right as far as it
+# was written by them (apps/accounts/client_address.py). Empty: no proxy, the peer is the client.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+TRUSTED_PROXY_HOPS_MAX = 8  # X-Forwarded-For entries looked at, from the right
 
 GITHUB_CLIENT_ID = env_str("GITHUB_CLIENT_ID", "")
 GITHUB_CLIENT_SECRET = env_str("GITHUB_CLIENT_SECRET", "")
@@ -230,6 +245,9 @@ STRIPE_PRICE_MONTHLY = env_str("STRIPE_PRICE_MONTHLY", "")
 STRIPE_PRICE_YEARLY = env_str("STRIPE_PRICE_YEARLY", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
 STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscriptions; 0 = none
+# An event whose processing failed this many times (its task's retries, then the sweep every 5 minutes: about an
+# hour and a half at 12) is dead-lettered: kept with its error, shown in admin, replayed from there.
+STRIPE_EVENT_MAX_ATTEMPTS = env_int("STRIPE_EVENT_MAX_ATTEMPTS", 12)
 SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
 
 # Test mode (what `make run` starts when no STRIPE_SECRET_KEY is set): the same services and webhook handling,

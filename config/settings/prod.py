@@ -23,7 +23,7 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-SECURE_REDIRECT_EXEMPT = [r"^health/$"]  # the load balancer probes over plain HTTP
+SECURE_REDIRECT_EXEMPT = [r"^health/$", r"^health/status/$"]  # the load balancer probes over plain HTTP
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365)

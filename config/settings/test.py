@@ -36,6 +36,9 @@ if "PYTEST_XDIST_WORKER" in os.environ:
     # Celery takes CELERY_BROKER_URL from the environment before its settings: the two must agree.
     os.environ.update(REDIS_URL=REDIS_URL, CELERY_BROKER_URL=CELERY_BROKER_URL)
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+if os.environ.get("TEST_SMTP_PORT"):  # tests/outages: a worker process sends to the test's own SMTP server
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST, EMAIL_PORT, EMAIL_USE_TLS, EMAIL_TIMEOUT = "127.0.0.1", int(os.environ["TEST_SMTP_PORT"]), False, 5
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never outside tests
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405

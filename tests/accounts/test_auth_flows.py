@@ -28,8 +28,9 @@ def _link_from(message) -> str:
     return re.search(r"https?://[^/\s]+(/\S+)", message.body).group(1)
 
 
-def test_signup_sends_a_verification_email_and_login_waits_for_it(client, mailoutbox):
-    response = _signup(client, "New.Reader@Example.org")
+def test_signup_sends_a_verification_email_and_login_waits_for_it(client, mailoutbox, mail_worker):
+    with mail_worker():
+        response = _signup(client, "New.Reader@Example.org")
 
     assert response.status_code == 302
     assert response["Location"] == reverse("account_email_verification_sent")
@@ -122,8 +123,9 @@ def test_a_forged_csrf_token_is_refused_with_a_clear_page(reader, password):
     assert "_auth_user_id" not in browser.session
 
 
-def test_password_reset_by_email_then_login_with_the_new_password(client, reader, mailoutbox):
-    response = client.post(reverse("account_reset_password"), {"email": reader.email})
+def test_password_reset_by_email_then_login_with_the_new_password(client, reader, mailoutbox, mail_worker):
+    with mail_worker():
+        response = client.post(reverse("account_reset_password"), {"email": reader.email})
     assert response.status_code == 302
     assert len(mailoutbox) == 1
 

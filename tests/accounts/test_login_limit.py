@@ -53,20 +53,64 @@ def test_failures_from_one_address_do_not_lock_the_owner_out_from_another(client
     assert client.session["_auth_user_id"] == str(reader.pk)
 
 
-def test_behind_a_trusted_proxy_the_limit_counts_the_address_the_proxy_saw(client, reader, password, settings):
-    from django.test import Client
+PROXY = "10.0.0.2"
 
-    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 1
-    proxy = "10.0.0.2"
-    attacker = Client(headers={"X-Forwarded-For": "198.51.100.66"})
-    for _ in range(6):
-        _login(attacker, reader.email, "guess-guess-guess", ip=proxy)
 
-    owner = client.post(
+def _behind_proxy(client, email, password, forwarded_for, peer=PROXY):
+    return client.post(
         reverse("account_login"),
-        {"login": reader.email, "password": password},
-        REMOTE_ADDR=proxy,
-        headers={"X-Forwarded-For": "spoofed-by-owner, 203.0.113.7"},
+        {"login": email, "password": password},
+        REMOTE_ADDR=peer,
+        headers={"X-Forwarded-For": forwarded_for},
     )
 
+
+def test_behind_the_trusted_proxy_two_readers_are_limited_apart(client, reader, password, settings):
+    # Without TRUSTED_PROXIES every reader behind the proxy was one address: one attacker locked everyone out.
+    from django.test import Client
+
+    settings.TRUSTED_PROXIES = ["10.0.0.0/24"]
+    attacker = Client()
+    for _ in range(6):
+        _behind_proxy(attacker, reader.email, "guess-guess-guess", "198.51.100.66")
+    locked = _behind_proxy(attacker, reader.email, password, "198.51.100.66")
+    assert "Too many failed login attempts" in locked.content.decode()
+
+    owner = _behind_proxy(client, reader.email, password, "203.0.113.7")
+    assert owner.status_code == 302 and client.session["_auth_user_id"] == str(reader.pk)
+
+
+def test_a_client_cannot_choose_its_address(client, reader, password, settings):
+    from django.test import Client
+
+    settings.TRUSTED_PROXIES = ["10.0.0.0/24"]
+    attacker = Client()
+    for _ in range(6):
+        # What the client writes stands left of what the proxy appended; straight to the site, it is not believed.
+        _behind_proxy(attacker, reader.email, "guess-guess-guess", "203.0.113.7, 198.51.100.66")
+        _behind_proxy(attacker, reader.email, "guess-guess-guess", "203.0.113.7", peer="198.51.100.66")
+    assert "Too many failed" in _behind_proxy(attacker, reader.email, password, "198.51.100.66").content.decode()
+
+    owner = _behind_proxy(client, reader.email, password, "203.0.113.7")
     assert owner.status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "client"),
+    [
+        ("198.51.100.66", "203.0.113.7", "198.51.100.66"),  # not from a proxy: the header is ignored
+        ("10.0.0.2", "203.0.113.7", "203.0.113.7"),
+        ("10.0.0.2", "1.2.3.4, 203.0.113.7", "203.0.113.7"),  # the client's own entry is not believed
+        ("10.0.0.2", "203.0.113.7, 10.0.0.9", "203.0.113.7"),  # two proxies of ours: stepped over
+        ("10.0.0.2", "not-an-address", "10.0.0.2"),
+        ("10.0.0.2", "", "10.0.0.2"),
+        ("10.0.0.2", "[2001:db8::1]:443", "2001:db8::1"),
+        ("::ffff:10.0.0.2", "203.0.113.7:5555", "203.0.113.7"),
+    ],
+)
+def test_the_client_address_is_read_from_the_right_as_far_as_trusted(rf, settings, peer, forwarded, client):
+    from apps.accounts.client_address import client_address
+
+    settings.TRUSTED_PROXIES = ["10.0.0.0/24"]
+    request = rf.get("/", REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=forwarded)
+    assert client_address(request) == client

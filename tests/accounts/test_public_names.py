@@ -57,6 +57,14 @@ def test_sign_up_without_a_name_leaves_the_reader_anonymous(client):
         ("Bell\x07", "control characters"),
         ("evil\u202eeman", "control characters"),
         ("Reader 4821", "choose another"),
+        # Look-alikes of the handles (issue 28): a Cyrillic е and а, fullwidth letters and digits, a zero-width space,
+        # a small capital R, Arabic-Indic digits; and the name shown for no reader.
+        ("R\u0435\u0430der 4821", "choose another"),
+        ("\uff32\uff45\uff41\uff44\uff45\uff52 \uff14\uff18\uff12\uff11", "choose another"),
+        ("Rea\u200bder 4821", "choose another"),
+        ("\u0280eader 4821", "choose another"),
+        ("Reader \u0664\u0668\u0662\u0661", "choose another"),
+        ("A r\u0435ader", "choose another"),
     ],
 )
 def test_names_that_break_the_rules_are_refused_at_sign_up_and_on_the_profile(client, name, message):
@@ -103,3 +111,10 @@ def test_no_template_derives_a_name_from_the_email_address():
         and re.search(r"email\.split|email\|cut|split\(\"@\"|email\.partition", path.read_text(errors="ignore"))
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize("name", ["Readers' Club", "Rea Der", "Reader", "Елена", "Ρea 12", "A reader of kernels"])
+def test_names_of_other_scripts_and_near_misses_are_taken(name):
+    from apps.accounts.validators import validate_public_name
+
+    validate_public_name(name)  # raises nothing

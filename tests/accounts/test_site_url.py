@@ -18,13 +18,18 @@ def test_migrate_writes_the_site_url_into_the_sites_row():
     assert site.name == "Kernel Engineering"
 
 
-def test_a_changed_site_url_reaches_allauths_emails(client, settings, mailoutbox):
+def test_a_changed_site_url_reaches_allauths_emails(client, settings, mailoutbox, mail_worker):
     settings.SITE_URL = "http://127.0.0.1:8123"
     site_sync_from_settings(using="default")
-    response = client.post(
-        "/accounts/signup/",
-        {"email": "new.reader@example.org", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
-    )
+    with mail_worker():
+        response = client.post(
+            "/accounts/signup/",
+            {
+                "email": "new.reader@example.org",
+                "password1": "a-long-pass-phrase-42",
+                "password2": "a-long-pass-phrase-42",
+            },
+        )
     assert response.status_code == 302
     (mail,) = mailoutbox
     assert "127.0.0.1:8123" in mail.body and "Kernel Engineering" in mail.body

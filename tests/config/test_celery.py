@@ -78,5 +78,8 @@ def test_every_task_retries_a_transient_database_error_with_backoff_a_bounded_nu
         if not {OperationalError, InterfaceError} <= set(getattr(task, "autoretry_for", ()))
     )
     assert without == []
+    # Account emails retry longer (about a day, apps/accounts/tasks.py): an SMTP outage must not lose them.
+    mail = project_tasks.pop("apps.accounts.tasks.send_email")
+    assert (mail.retry_backoff, mail.max_retries >= 5, mail.retry_backoff_max) == (True, True, 600)
     assert {(task.retry_backoff, task.max_retries) for task in project_tasks.values()} == {(True, 5)}
     assert {task.retry_backoff_max for task in project_tasks.values()} == {60}

@@ -107,3 +107,39 @@ def test_sentry_reports_only_where_a_dsn_is_set_and_sends_no_personal_data():
         "True",  # the Django integration
         "True",  # the Celery integration
     ]
+
+
+def test_secret_key_fallbacks_come_from_the_environment():
+    code = "from django.conf import settings as s; print(s.SECRET_KEY_FALLBACKS)"
+    env = {**PROD_ENV, "SECRET_KEY_FALLBACKS": "old-key-one, old-key-two"}
+
+    result = _manage("shell", "-c", code, env_overrides=env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "['old-key-one', 'old-key-two']"
+
+
+SHOW_SETTINGS = "from django.conf import settings; print(settings.DEBUG, settings.SETTINGS_MODULE)"
+WITHOUT_MODULE = {
+    # manage.py, as an operator types it
+    "manage": [sys.executable, "manage.py", "shell", "-c", SHOW_SETTINGS],
+    # the Celery app, as `celery -A config worker` loads it (config/__init__.py imports it first)
+    "celery": [sys.executable, "-c", f"import config, django; django.setup(); {SHOW_SETTINGS}"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(WITHOUT_MODULE))
+def test_without_a_settings_module_production_settings_are_taken_and_refuse_without_secrets(command):
+    # Development's settings (DEBUG, a public SECRET_KEY) were the default of manage.py and the Celery app.
+    bare = {k: v for k, v in os.environ.items() if k not in PROD_ENV}
+    secrets = {k: v for k, v in PROD_ENV.items() if k != "DJANGO_SETTINGS_MODULE"}
+
+    def run(env):
+        return subprocess.run(WITHOUT_MODULE[command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+    refused = run(bare)
+    assert refused.returncode != 0 and "SECRET_KEY must be set in production" in refused.stderr
+
+    taken = run({**bare, **secrets})
+    assert taken.returncode == 0, taken.stderr
+    assert taken.stdout.strip().splitlines()[-1] == "False config.settings.prod"

@@ -11,7 +11,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PASSWORD = "warp-tiles-and-swizzles-2026"
 
 
-def test_sign_up_verify_from_the_outbox_log_out_and_log_back_in(page, live_server, mailoutbox):
+def test_sign_up_verify_from_the_outbox_log_out_and_log_back_in(page, live_server, mailoutbox, eager_tasks):
+    # eager_tasks: the account email's task (apps.accounts.mail) runs in the server as it is queued.
     page.goto(live_server.url + "/")
     page.get_by_role("link", name="Sign up").first.click()
 

@@ -9,7 +9,7 @@ def _plan(body: str) -> str:
     return f"__global__ void k() {{}}\n/* @plan\n{body}\n*/\n"
 
 
-@pytest.mark.parametrize("depth", [1_000, 100_000])
+@pytest.mark.parametrize("depth", [1_000, 30_000])  # deeper is past MAX_PLAN_CHARS
 def test_deeply_nested_arrays_are_a_plan_error_not_a_crash(depth):
     nested = "[" * depth + "]" * depth
     with pytest.raises(PlanError, match="nest"):

@@ -163,3 +163,52 @@ def own_redis():
     server.start()
     yield server
     server.close()
+
+
+class SmtpServer:
+    """A small SMTP server of the test's own (no TLS, no authentication) that keeps what it receives: stopped, its
+    port refuses connections as a down mail server does; started again, on the same port."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.messages: list[bytes] = []
+        self._server = None
+
+    def start(self) -> None:
+        import socketserver
+        import threading
+
+        messages = self.messages
+
+        class Session(socketserver.StreamRequestHandler):
+            def reply(self, line: str) -> None:
+                self.wfile.write(line.encode() + b"\r\n")
+
+            def handle(self):
+                self.reply("220 localhost test SMTP")
+                while line := self.rfile.readline():
+                    verb = line.decode(errors="replace").strip().split(" ", 1)[0].upper()
+                    if verb == "EHLO":
+                        self.reply("250-localhost")
+                        self.reply("250 8BITMIME")
+                    elif verb == "DATA":
+                        self.reply("354 end with <CRLF>.<CRLF>")
+                        data = b"".join(iter(lambda: self.rfile.readline(), b".\r\n"))
+                        messages.append(data)
+                        self.reply("250 queued")
+                    elif verb == "QUIT":
+                        self.reply("221 bye")
+                        return
+                    else:  # HELO, MAIL, RCPT, RSET, NOOP
+                        self.reply("250 OK")
+
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", self.port), Session)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

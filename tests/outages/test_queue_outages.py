@@ -12,6 +12,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from apps.reading.models import EpubBuild
 from apps.submissions.models import GpuWorker, Submission
 from apps.submissions.services import submission_create, submission_sweep
 from config.settings.base import cache_from_env
@@ -70,6 +71,8 @@ def test_with_redis_down_readers_sign_in_read_and_submit_and_everything_recovers
         assert client.session["_auth_user_id"] == str(reader.pk)
         for page in (reverse("pages:landing"), capsule.get_absolute_url(), reverse("subscriptions:pricing")):
             assert client.get(page).status_code == 200, page
+        assert client.get("/share/book.png").status_code == 200  # drawn without the shared cache (issue 28)
+        assert client.get("/sample.epub").status_code == 202  # "being prepared": its build waits for the broker
         answer = client.post(reverse("submissions:submit", args=[capsule.slug]), {"source": NAIVE})
         assert answer.status_code == 302
         submission = Submission.objects.get(user=reader)
@@ -90,6 +93,14 @@ def test_with_redis_down_readers_sign_in_read_and_submit_and_everything_recovers
     wait_for(submission, timeout_s=60)
     assert submission.status == Status.PASSED and submission.attempts == 1
     assert time.monotonic() - back < 60
+
+    # The EPUB page's next poll sends the build the broker refused; the worker builds it, once.
+    client.get("/epub/sample/status/", headers={"HX-Request": "true"})
+    deadline = time.monotonic() + 60
+    while not EpubBuild.objects.filter(edition="sample", status=EpubBuild.Status.READY).exists():
+        assert time.monotonic() < deadline, list(EpubBuild.objects.values("status", "error"))
+        time.sleep(0.2)
+    assert client.get("/sample.epub").status_code == 200 and EpubBuild.objects.filter(edition="sample").count() == 1
 
 
 SLOW_TO_COMPILE = """

@@ -71,6 +71,21 @@ def test_searching_too_often_answers_429_per_client(mini_book, settings, monkeyp
     assert reader.get("/search/", {"q": "tiles"}).status_code == 200  # a signed-in reader counts apart
 
 
+def test_behind_the_trusted_proxy_each_client_has_its_own_search_limit(mini_book, settings, monkeypatch):
+    settings.READING_SEARCH_RATE = (3, 60)
+    settings.TRUSTED_PROXIES = ["127.0.0.1"]
+    monkeypatch.setattr("apps.accounts.ratelimit.time.time", lambda: 1_800_000_010.0)
+    cache.clear()
+    first = Client(REMOTE_ADDR="127.0.0.1", headers={"X-Forwarded-For": "203.0.113.7"})
+    second = Client(REMOTE_ADDR="127.0.0.1", headers={"X-Forwarded-For": "198.51.100.66"})
+    for _ in range(3):
+        assert first.get("/search/", {"q": "tiles"}).status_code == 200
+    assert first.get("/search/", {"q": "tiles"}).status_code == 429
+    assert second.get("/search/", {"q": "tiles"}).status_code == 200  # was 429: one address for everyone
+    spoofing = Client(REMOTE_ADDR="127.0.0.1", headers={"X-Forwarded-For": "10.9.9.9, 203.0.113.7"})
+    assert spoofing.get("/search/", {"q": "tiles"}).status_code == 429  # its own entry is not believed
+
+
 def test_the_search_limit_fails_open_without_the_cache(mini_book, settings, monkeypatch, caplog):
     from redis.exceptions import ConnectionError as RedisConnectionError
 

@@ -108,6 +108,8 @@ def test_stars_alone_are_a_rating_without_a_review(book, author):
         ("t" * 121, TEXT, "title", "120 characters"),
         ("Two\nlines", TEXT, "title", "one line"),
         ("", TEXT + "\x00", "text", "control characters"),
+        ("", TEXT + " \u202egnp.exe", "text", "direction-changing characters"),  # issue 28: bidi overrides
+        ("Great \u2067book", TEXT, "title", "direction-changing characters"),
         ("", "Visit https://a.example and http://b.example and www.c.example today", "text", "at most 2 web addresses"),
     ],
 )

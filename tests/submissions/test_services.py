@@ -342,3 +342,20 @@ def test_the_tasks_are_routed_and_limited_as_the_design_says(settings):
     assert tasks.submission_compile_task.time_limit > tasks.submission_compile_task.soft_time_limit > 30
     assert app.conf.beat_schedule["submissions-sweep"] == {"task": "submissions.sweep", "schedule": 60.0}
     assert app.conf.broker_transport_options["visibility_timeout"] > judge.time_limit
+
+
+def test_a_nul_written_as_a_toml_escape_is_refused_at_submit_time_and_nothing_is_stored(exercise, reader):
+    # "\u0000" is six plain characters in the file; read by TOML it is a NUL, which the stored plan (jsonb) refused
+    # in the compile task, retried until "judge error" (issue 28).
+    plan = '[[launch]]\nkernel = "sgemm_naive"\ngrid = ["cdiv(M, 16)\\u0000", "cdiv(N, 16)"]\nblock = [16, 16]'
+    refused = refusal(reader, exercise, NAIVE, plan=plan)
+    assert refused.field == "plan" and "control character" in refused.message
+    assert not Submission.objects.filter(user=reader).exists()
+
+
+def test_a_hostile_file_is_refused_in_milliseconds(exercise, reader):
+    import time
+
+    started = time.perf_counter()
+    refused = refusal(reader, exercise, "/* @plan" * (200 * 1024 // 8))
+    assert refused.field == "plan" and time.perf_counter() - started < 0.5  # was 20 s and more

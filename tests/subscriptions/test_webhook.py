@@ -87,6 +87,25 @@ def test_malformed_requests_are_rejected(stripe_stub, client, header, body):
     assert not StripeEvent.objects.exists()
 
 
+@pytest.mark.parametrize("where", ["object", "key", "id"])
+def test_a_signed_event_holding_a_lone_surrogate_is_rejected_not_a_500(stripe_stub, client, where):
+    # "\ud800" is valid JSON but no UTF-8 text: storing it in jsonb raised in the driver (issue 28).
+    snapshot = _snapshot()
+    if where == "object":
+        snapshot["metadata"] = {"note": "\ud800"}
+    elif where == "key":
+        snapshot["metadata"] = {"\udfff": "x"}
+    event = event_payload("customer.subscription.updated", snapshot, event_id="evt_\ud800" if where == "id" else None)
+    body = json.dumps(event).encode()  # ensure_ascii: the surrogate travels as an escape
+    assert b"\\ud" in body
+
+    headers = {"Stripe-Signature": sign(body, WEBHOOK_SECRET)}
+    client.raise_request_exception = False
+    response = client.post("/stripe/webhook/", data=body, content_type="application/json", headers=headers)
+    assert response.status_code == 400
+    assert not StripeEvent.objects.exists()
+
+
 def test_only_post_and_no_csrf_token_needed(stripe_stub, customer, make_event):
     from django.test import Client
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
-from kombu.exceptions import OperationalError as KombuOperationalError
 
 from apps.submissions.models import Submission
+from config.celery import BROKER_ERRORS
 
 logger = logging.getLogger(__name__)
 Status = Submission.Status
@@ -61,7 +61,6 @@ def _seconds(n: int):
 
 
 # A broker that is down fails the publish with this (after Celery's own short publish retries).
-BROKER_ERRORS = (KombuOperationalError, OSError)
 
 
 def _send_on_commit(submission: Submission, send) -> None:

@@ -17,11 +17,11 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, OuterRef, Subquery
+from django.db.models import F
 from django.utils import timezone
 
 from apps.submissions.models import GpuWorker, Submission, Unit
-from apps.submissions.selectors import gpu_workers_online_qs
+from apps.submissions.selectors import gpu_claim_order, gpu_workers_online_qs
 from apps.submissions.services.lifecycle import (
     TransitionRefused,
     _enqueue_judge,
@@ -138,19 +138,11 @@ def _orphan(gpu_kind: str, worker_name: str, exclude: set[int]) -> int | None:
 
 
 def _fairest_compiled(gpu_kind: str, exclude: set[int]) -> int | None:
-    """The next compiled submission for a GPU of this kind: the oldest of the reader whose last GPU run started
-    longest ago (never: first). Locked until the transaction ends; rows another worker has locked are
-    skipped (PostgreSQL), not waited for."""
-    last_served = (
-        Submission.objects.filter(user=OuterRef("user"), started_at__isnull=False)
-        .order_by("-started_at")
-        .values("started_at")[:1]
-    )
+    """The next compiled submission for a GPU of this kind, in the order readers are shown (gpu_claim_order).
+    Locked until the transaction ends; rows another worker has locked are skipped (PostgreSQL), not waited for."""
     return (
-        Submission.objects.filter(status=Status.COMPILED, gpu_kind=gpu_kind)
+        gpu_claim_order(gpu_kind)
         .exclude(pk__in=exclude)
-        .annotate(reader_served_at=Subquery(last_served))
-        .order_by(F("reader_served_at").asc(nulls_first=True), "created_at", "pk")
         .select_for_update(skip_locked=True)
         .values_list("pk", flat=True)
         .first()

@@ -4,7 +4,6 @@ submission whose compile is queued."""
 from __future__ import annotations
 
 import hashlib
-import re
 
 from django.conf import settings
 from django.db import transaction
@@ -14,8 +13,6 @@ from apps.reading.policy import can_read
 from apps.submissions.models import Exercise, Submission
 from apps.submissions.selectors import quota_get
 from apps.submissions.services.lifecycle import _enqueue_compile, _seconds
-
-_PLAN_BLOCK = re.compile(r"/\*\s*@plan\b.*?\*/", re.DOTALL)
 
 
 class SubmissionRefused(Exception):
@@ -27,22 +24,42 @@ class SubmissionRefused(Exception):
 
 
 def plan_into_source(source: str, plan: str) -> str:
-    """The launch plan typed beside the editor replaces any `/* @plan ... */` block of the file."""
+    """The launch plan typed beside the editor replaces any `/* @plan ... */` block of the file. The file's blocks are
+    found by the judge's own scanner (linear in the file's length, kernels.plan.plan_blocks)."""
+    from kernels.plan import PLAN_OPENING, PlanError, plan_blocks
+
     body = plan.strip()
-    wrapped = _PLAN_BLOCK.fullmatch(body)
-    if wrapped:  # the whole comment was pasted
-        body = re.sub(r"\A/\*\s*@plan\b|\*/\Z", "", body).strip()
+    opening = PLAN_OPENING.match(body)
+    if opening and body.endswith("*/") and len(body) >= opening.end() + 2:  # the whole comment was pasted
+        body = body[opening.end() : -2].strip()
     if "*/" in body:
         raise SubmissionRefused("The launch plan may not contain '*/' (it is stored inside a comment).", field="plan")
-    kept = _PLAN_BLOCK.sub("", source).rstrip()
-    return f"{kept}\n\n/* @plan\n{body}\n*/\n"
+    try:
+        blocks = plan_blocks(source)
+    except PlanError as error:
+        raise SubmissionRefused(f"The file's launch plan: {error}", field="source") from None
+    kept, position = [], 0
+    for block in blocks:
+        kept.append(source[position : block.start])
+        position = block.end
+    kept.append(source[position:])
+    return f"{''.join(kept).rstrip()}\n\n/* @plan\n{body}\n*/\n"
+
+
+def _refuse_oversize(source: str) -> None:
+    limit = Submission.source_max_bytes()
+    size = len(source.encode("utf-8"))
+    if size > limit:
+        raise SubmissionRefused(
+            f"The source is {-(-size // 1024):,} KB; the limit is {limit // 1024:,} KB.", field="source"
+        )
 
 
 def submission_create(
     *, user, exercise: Exercise, source: str, plan: str | None = None, filename: str = ""
 ) -> Submission:
     """Store a reader's kernel (source first), then queue its compile. Raises SubmissionRefused."""
-    from kernels.plan import PlanError, extract_plan
+    from kernels.plan import MAX_PLAN_CHARS, PlanError, extract_plan
 
     if user is None or not user.is_authenticated:
         raise SubmissionRefused("Sign in to submit a kernel.")
@@ -57,14 +74,13 @@ def submission_create(
         )
     if "\x00" in source:
         raise SubmissionRefused("The file is not CUDA source text (it contains NUL bytes).", field="source")
+    # Sizes first, before anything looks for the plan (and again once a typed plan joined the file).
+    _refuse_oversize(source)
+    if plan is not None and len(plan) > MAX_PLAN_CHARS:
+        raise SubmissionRefused(f"The launch plan is over the limit of {MAX_PLAN_CHARS:,} characters.", field="plan")
     if plan is not None and plan.strip():
         source = plan_into_source(source, plan)
-    limit = Submission.source_max_bytes()
-    size = len(source.encode("utf-8"))
-    if size > limit:
-        raise SubmissionRefused(
-            f"The source is {-(-size // 1024):,} KB; the limit is {limit // 1024:,} KB.", field="source"
-        )
+        _refuse_oversize(source)
     try:
         extract_plan(source)
     except PlanError as error:

@@ -28,6 +28,7 @@ from apps.subscriptions.services.events import (
     HANDLED_EVENT_TYPES,
     event_process,
     event_record,
+    event_replay,
     event_verify,
     events_retry_unprocessed,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "customer_sync",
     "event_process",
     "event_record",
+    "event_replay",
     "event_verify",
     "events_retry_unprocessed",
     "plan_price_id",

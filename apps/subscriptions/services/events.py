@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -56,7 +57,7 @@ def event_verify(*, payload: bytes, signature: str | None) -> dict:
     if not _looks_like_event(data):
         raise WebhookRejected("Not an event.")
     if not _storable(data):
-        raise WebhookRejected("Not an event: nested deeper than any Stripe object, or holding NUL or NaN.")
+        raise WebhookRejected("Not an event: nested deeper than any Stripe object, or holding NUL, NaN or a surrogate.")
     return data
 
 
@@ -91,13 +92,17 @@ def _refuse_future_timestamp(signature: str) -> None:
         raise WebhookRejected("Timestamp in the future.")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _storable(value: object) -> bool:
-    """Whether a stranger's JSON fits a jsonb column: nested at most MAX_EVENT_DEPTH deep, and no NUL character
-    or NaN/infinity anywhere (PostgreSQL refuses both). Walked without recursion."""
+    """Whether a stranger's JSON fits a jsonb column: nested at most MAX_EVENT_DEPTH deep, and no NUL character,
+    lone surrogate ("\\ud800" is valid JSON but no UTF-8 text: the driver cannot send it) or NaN/infinity anywhere
+    (PostgreSQL refuses them). Walked without recursion."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, str) and "\x00" in item:
+        if isinstance(item, str) and ("\x00" in item or _SURROGATE.search(item)):
             return False
         if isinstance(item, float) and not math.isfinite(item):
             return False
@@ -129,7 +134,7 @@ def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
             )
     except IntegrityError:
         stored = StripeEvent.objects.get(stripe_id=event["id"])
-        if not stored.is_processed:
+        if not stored.is_processed and stored.dead_lettered_at is None:
             # Stripe delivers again when it got no 2xx, or on its own; either way the event may never have
             # been queued (a broker outage): queue it again. Applying it twice is harmless (event_process).
             _enqueue_event_processing(stored.pk)
@@ -159,8 +164,8 @@ def event_process(*, event_id: int) -> StripeEvent | None:
     try:
         with transaction.atomic():
             event = StripeEvent.objects.select_for_update().filter(pk=event_id).first()
-            if event is None or event.processed_at is not None:
-                return event
+            if event is None or event.processed_at is not None or event.dead_lettered_at is not None:
+                return event  # done, or given up on until an admin replays it (event_replay)
             _event_apply(event)
             event.processed_at = timezone.now()
             event.attempts = F("attempts") + 1
@@ -172,9 +177,29 @@ def event_process(*, event_id: int) -> StripeEvent | None:
             attempts=F("attempts") + 1, last_error=message
         )
         logger.warning("Stripe event %s failed: %s", event_id, message)
+        dead = StripeEvent.objects.filter(
+            pk=event_id,
+            processed_at__isnull=True,
+            dead_lettered_at__isnull=True,
+            attempts__gte=settings.STRIPE_EVENT_MAX_ATTEMPTS,
+        ).update(dead_lettered_at=timezone.now())
+        if dead:
+            logger.error(
+                "Stripe event %s dead-lettered after %s failed attempts: replay it from admin once fixed (%s)",
+                event_id,
+                settings.STRIPE_EVENT_MAX_ATTEMPTS,
+                message,
+            )
         raise
     event.refresh_from_db()
     return event
+
+
+def event_replay(*, event_id: int) -> StripeEvent | None:
+    """An admin's second chance for a dead-lettered (or any unprocessed) event: its count starts again and it is
+    processed now; a failure is recorded on it as before (and raised)."""
+    StripeEvent.objects.filter(pk=event_id, processed_at__isnull=True).update(dead_lettered_at=None, attempts=0)
+    return event_process(event_id=event_id)
 
 
 def events_retry_unprocessed(*, older_than: timedelta = timedelta(minutes=2), limit: int = 500) -> int:
@@ -182,7 +207,7 @@ def events_retry_unprocessed(*, older_than: timedelta = timedelta(minutes=2), li
     own task gave up, or a worker died); returns how many."""
     cutoff = timezone.now() - older_than
     ids = list(
-        StripeEvent.objects.filter(processed_at__isnull=True, received_at__lte=cutoff)
+        StripeEvent.objects.filter(processed_at__isnull=True, dead_lettered_at__isnull=True, received_at__lte=cutoff)
         .order_by("received_at")
         .values_list("pk", flat=True)[:limit]
     )
