@@ -253,6 +253,7 @@ def test_every_known_bad_paged_decode_file_is_listed_with_its_verdict():
     assert verdicts == {
         "paged_decode__page_past_context.cu": "runtime_error",
         "paged_decode__whole_last_page.cu": "wrong_answer",
+        "paged_decode__int32_offsets.cu": "runtime_error",
     }
     assert {p.name for p in BAD.glob("paged_decode__*.cu")} == set(verdicts)
     # The page-past-context file reads block_table[s][last page + 1]: the poison entry every row has.
