@@ -242,3 +242,21 @@ def test_a_library_baseline_keeps_its_own_rounding_and_a_reader_does_not():
     assert not compare_outputs(problem, eager, expected, sizes).passed
     wrong = {"out": rounded(g * u)}  # silu forgotten: no rule lets that through
     assert not compare_outputs(problem, wrong, expected, sizes, contract=False).passed
+
+
+def test_a_far_tail_gate_flushed_to_zero_passes_swiglu_at_one_element():
+    """silu(-100) * up is about -3.7e-42 * up; expf(100) overflows to inf in FP32 and g / inf is -0.0. That is what
+    a correct FP32 kernel gives (the naive rung did, at 1 x 1, on the H200), and it must pass both tests."""
+    problem = problems.load("swiglu")
+    sizes = {"tokens": 1, "inter": 1}
+    inputs = {
+        "gate": dtypes.bf16_from_f32(np.array([[-100.0]], np.float32)),
+        "up": dtypes.bf16_from_f32(np.array([[1.5]], np.float32)),
+        "out": np.empty((1, 1), np.uint16),
+    }
+    reference = problem.module().reference(inputs, sizes, {})
+    assert 0 < abs(reference[0, 0]) < 1e-40
+    expected = expected_from(problem, reference, None, sizes, {"out": (1, 1)})
+    flushed = {"out": dtypes.bf16_from_f32(np.array([[-0.0]], np.float32))}
+    assert compare_outputs(problem, flushed, expected, sizes).passed
+    assert not compare_outputs(problem, {"out": rounded(np.array([[1e-30]]))}, expected, sizes).passed
