@@ -167,6 +167,9 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="SIGKILL the first GPU's worker during its first burst job (needs a Redis broker: --use-env-services)",
     )
+    parser.add_argument(
+        "--spares", type=int, help="spare children per GPU worker (GPU_WARM_SPARES; default: the setting's)"
+    )
     parser.add_argument("--compile-concurrency", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds a phase may take")
     parser.add_argument("--use-env-services", action="store_true", help="DATABASE_URL and CELERY_BROKER_URL")
@@ -226,6 +229,8 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
         # here, but longer than any job.
         env.setdefault("CELERY_BROKER_VISIBILITY_TIMEOUT_S", "60")
         env.setdefault("CELERY_BROKER_RESTORE_INTERVAL_S", "2")
+    if args.spares is not None:
+        env.update(GPU_WARM_SPARES=str(args.spares))
     if args.cpu_standin:
         env.update(SUBMISSIONS_JUDGE_JOB=f"{STANDIN}:judge_job", SUBMISSIONS_JUDGE_WARM_UP=f"{STANDIN}:warm_up")
         env.update(STANDIN_JOB_S=str(args.standin_job_s))
@@ -245,6 +250,8 @@ def hidden_check(args) -> dict:
     if not compiled.ok:
         raise RuntimeError(f"the example does not compile: {compiled.log}")
     kw = {"job": f"{STANDIN}:judge_job", "warm_up": f"{STANDIN}:warm_up"} if args.cpu_standin else {}
+    if args.spares is not None:
+        kw["spares"] = args.spares
     medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
     for mode in ("warm_ahead", "alone", "warm_ahead", "alone", "control"):
@@ -280,7 +287,7 @@ def warm_up_beside(warm_up: str | None, on: bool):
     from kernels import judge, sandbox
 
     other = sandbox.Worker(setup=warm_up or judge.WARM_UP)
-    other.prepare_successor()
+    other.prepare_spares()
     time.sleep(5.0)  # its imports (CuPy, the problems), which do not touch the GPU
     other.promote()
     try:
@@ -591,6 +598,7 @@ def figures(ids: list[int], gpus: int) -> dict:
         seconds(min(s.started_at for s in judged), max(s.finished_at for s in judged)) if len(judged) > 1 else None
     )
     results = [s.result or {} for s in judged]
+    waits = [r.get("setup_wait_ms") or 0.0 for r in results]
     return {
         "submissions": len(rows),
         "statuses": dict(sorted(count(s.status for s in rows).items())),
@@ -606,6 +614,9 @@ def figures(ids: list[int], gpus: int) -> dict:
         "gpu_stage_s": spread([seconds(s.started_at, s.finished_at) for s in judged]),
         "gpu_job_ms": spread([r.get("wall_time_ms") for r in results]),
         "setup_wait_ms": spread([r.get("setup_wait_ms") for r in results]),
+        # The pool makes most waits 0 and a few one (parallel) setup long: the mean is what a job pays.
+        "setup_wait_ms_mean": statistics.fmean(waits) if waits else None,
+        "jobs_waiting_for_setup": sum(w > 1.0 for w in waits),
         "between_jobs_s": spread(gaps(judged)),
         "kernel_median_ms": spread([headline_ms(r) for r in results]),
         "ceilings_measured_at": sorted({(r.get("ceilings") or {}).get("measured_at") or 0 for r in results}),
@@ -797,6 +808,10 @@ def print_report(report: dict) -> None:
         print(f"{'':36}" + "".join(f"{name + ' p50 / p95':>26}" for name, _ in phases))
         rate = "".join(f"{fmt(p['per_minute_per_gpu']):>26}" for _, p in phases)
         print(f"{'submissions per minute per GPU':36}{rate}")
+        waits = "".join(
+            f"{fmt(p['setup_wait_ms_mean'])} / {p['jobs_waiting_for_setup']} jobs".rjust(26) for _, p in phases
+        )
+        print(f"{'setup wait: mean ms / jobs > 1 ms':36}{waits}")
         for label, key in rows:
             cells = [f"{fmt(p[key]['p50'])} / {fmt(p[key]['p95'])}" if p.get(key) else "-" for _, p in phases]
             print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))
