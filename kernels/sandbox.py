@@ -131,8 +131,8 @@ class _Child:
 
 
 class Worker:
-    """One child process running jobs in turn, and a pool of up to `spares` children started ahead. Not
-    thread-safe: one job at a time, like one GPU.
+    """One child process running jobs in turn, and a pool of children started ahead: up to `spares` set up
+    (or setting up) and `spares` more importing. Not thread-safe: one job at a time, like one GPU.
 
     A child starts in two phases. The first (spawn, the interpreter, importing `setup`'s module and each of
     `preload`) touches no device and may overlap a job: `prepare_spares` starts it for every missing spare.
@@ -199,9 +199,10 @@ class Worker:
         self._child.release(self.setup_payload())
 
     def prepare_spares(self) -> None:
-        """Start the first phase (no device work) of every missing spare, e.g. during a job."""
+        """Start the first phase (no device work) of spares, e.g. during a job, until `spares` of them are
+        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time."""
         self._drop_dead_spares()
-        while len(self._spares) < self.spares:
+        while sum(not s.released for s in self._spares) < self.spares:
             self._spares.append(self._new_child())
 
     def promote(self) -> None:
@@ -239,8 +240,8 @@ class Worker:
         """Release every imported spare when none is set up, unless a setup in flight needs the device alone."""
         if self.ready_spares or (self._child is not None and self._child.setting_up and self.setup_alone()):
             return
-        for spare in self._spares:
-            if not spare.released and spare.poll_imported():
+        for spare in [s for s in self._spares if not s.released][: self.spares]:
+            if spare.poll_imported():
                 if self.setup_alone():  # it would measure the ceilings: one at a time, the others next gap
                     if not self._child.setting_up:
                         spare.release(self.setup_payload())
