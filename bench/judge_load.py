@@ -254,6 +254,7 @@ def hidden_check(args) -> dict:
         kw["spares"] = args.spares
     medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
+    footprint: dict | None = None
     for mode in ("warm_ahead", "alone", "warm_ahead", "alone", "control"):
         with GpuJudge(warm=True, warm_ahead=mode == "warm_ahead", **kw) as judge:
             error = judge.start()
@@ -265,6 +266,8 @@ def hidden_check(args) -> dict:
                 verdicts.add(result.verdict.value)
                 if result.benchmarks:
                     medians[mode].append(result.benchmarks[-1].candidate.median_ms)
+            if mode == "warm_ahead" and footprint is None:
+                footprint = spare_footprint(judge)
     with_successor, without, control = (median(medians[m]) for m in ("warm_ahead", "alone", "control"))
     return {
         "jobs_per_mode": 2 * args.hidden_check,
@@ -274,7 +277,49 @@ def hidden_check(args) -> dict:
         "diff_pct": pct_diff(with_successor, without),
         "median_ms_control_warm_up_beside": control,
         "control_diff_pct": pct_diff(control, without),
+        "spares": footprint,
     }
+
+
+def spare_footprint(judge) -> dict:
+    """What the pool's spares hold between jobs (kernels/sandbox.py): the CPU memory (RSS) of a set-up spare
+    and of one that has only imported, and the GPU memory of a set-up spare (nvidia-smi, where there is one)."""
+    spares = judge.worker._spares
+    for spare in list(spares):
+        if spare.setting_up:  # released in the last gap: no job runs now, so wait for it
+            judge.worker._await_setup(spare)
+    for spare in spares:
+        spare.poll_imported()
+    gpu_mib: dict[int, float] = {}
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        listing = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout
+        for line in listing.splitlines():
+            with contextlib.suppress(ValueError):
+                pid, used = line.split(",")
+                gpu_mib[int(pid)] = float(used)
+    set_up = [s.process.pid for s in spares if s.ready]
+    imported = [s.process.pid for s in spares if s.imported and not s.released]
+    return {
+        "size": judge.worker.spares,
+        "set_up": len(set_up),
+        "imported": len(imported),
+        "rss_mib_set_up": median([m for p in set_up if (m := rss_mib(p)) is not None]),
+        "rss_mib_imported": median([m for p in imported if (m := rss_mib(p)) is not None]),
+        "gpu_mib_set_up": median([gpu_mib[p] for p in set_up if p in gpu_mib]),
+    }
+
+
+def rss_mib(pid: int) -> float | None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return None
 
 
 @contextlib.contextmanager
@@ -792,6 +837,12 @@ def print_report(report: dict) -> None:
             f"({h['jobs_per_mode']} jobs each); control, a warm-up on the GPU beside each job: "
             f"{fmt(h['median_ms_control_warm_up_beside'])} ms, {fmt(h['control_diff_pct'])}% apart"
         )
+        if f := h.get("spares"):
+            print(
+                f"spares (pool of {f['size']}): {f['set_up']} set up, RSS {fmt(f['rss_mib_set_up'])} MiB and GPU "
+                f"{fmt(f['gpu_mib_set_up'])} MiB each; {f['imported']} imported only, "
+                f"RSS {fmt(f['rss_mib_imported'])} MiB each"
+            )
     rows = [
         ("submit to result, s", "submit_to_result_s"),
         ("compile stage (queue + NVRTC), s", "compile_stage_s"),

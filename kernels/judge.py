@@ -87,7 +87,10 @@ class GpuJudge:
         return ceilings.payload_for(self.kept, self.ceilings_max_age_s, self._rehearse)
 
     def _measures(self) -> bool:
-        """Whether the next child's setup would measure the ceilings (which needs the device to itself)."""
+        """Whether the next child's setup would measure the ceilings (which needs the device to itself); not
+        when setups have answered without any (a warm-up that keeps none, e.g. a CPU stand-in's)."""
+        if self.worker.setups_done and self.kept is None:
+            return False
         return self._setup_payload()["ceilings"] is None
 
     def _ceilings_stale(self) -> bool:

@@ -170,6 +170,7 @@ class Worker:
         self.spares = max(0, spares)
         self.setup_value: Any = None  # what the latest completed setup returned
         self.setup_wait_ms = 0.0  # how long the latest call waited for setups to finish before its job
+        self.setups_done = 0  # setups that answered OK
         self.spare_failures = 0  # spares whose setup failed or that died before their job (replaced)
         self._child: _Child | None = None
         self._spares: list[_Child] = []
@@ -263,6 +264,7 @@ class Worker:
         if outcome.status is Status.OK:
             child.ready = True
             self.setup_value = outcome.value
+            self.setups_done += 1
         elif child is self._child:
             self._end(self._child)
             self._child = None
