@@ -4,6 +4,7 @@ child runs one job; a killed job's child and a dead spare are replaced and the p
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -103,3 +104,21 @@ def test_a_spare_that_dies_while_waiting_is_dropped_and_replaced(events):
 
     assert all(r.verdict is Verdict.ACCEPTED for r in after)
     assert failures >= 1
+
+
+def test_a_setup_that_measures_the_ceilings_has_the_device_to_itself(events, tmp_path):
+    with GpuJudge(
+        warm=True, job=S + "timed_job", warm_up=S + "ceilings_setup", spares=3, ceilings_max_age_s=4
+    ) as judge:
+        judge.start()  # measures: the first child
+        burst(judge, 4, job_s=0.3)
+        time.sleep(4.2)  # the kept ceilings are now past their age: the next child measures again
+        burst(judge, 4, job_s=0.3)
+
+    measured = {int(pid) for pid in (tmp_path / "measured.log").read_text().split()}
+    setups = [e for e in events() if e[0] == "setup"]
+    assert len(measured) == 2 and measured <= {pid for _, pid, _, _ in setups}
+    for _, pid, start, end in setups:
+        if pid in measured:
+            others = [s for s in setups if s[1] != pid]
+            assert all(o[3] <= start or o[2] >= end for o in others), pid
