@@ -12,9 +12,11 @@ With --use-env-services the database and broker come from DATABASE_URL and CELER
 (give it a database of its own: the tool migrates it and adds its readers and submissions).
 
 In order:
-1. hidden-from-timing (--hidden-check N, no Celery): the same compiled kernel judged by a GpuJudge whose
-   successor imports during each job (as the GPU worker runs) and by one whose successor starts only after
-   the job, in blocks of N jobs, ABAB; the medians of the kernel's median time must agree within 1%.
+1. hidden-from-timing (--hidden-check N, no Celery): the same compiled kernel judged by a GpuJudge with its
+   pool of spares beside each job (as the GPU worker runs: importing, or set up and idle; their setups only
+   between jobs) and by one whose successor starts only after the job, in blocks of N jobs, ABAB; the
+   medians of the kernel's median time must agree within 1%. It also prints what a spare holds (CPU RSS,
+   GPU memory).
 2. The workers: a compile worker (-c --compile-concurrency) and one GPU worker per GPU (the first --gpus of
    those nvidia-smi -L lists, or GPU_IDS; all by default), started as operators start them: `manage.py
    gpu_worker --gpus 0,1,...`, the supervisor that gives each its CUDA_VISIBLE_DEVICES and node name gpuN@host
@@ -241,9 +243,10 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
 
 
 def hidden_check(args) -> dict:
-    """The kernel's median with the successor importing during each job (as the GPU worker runs), and with
-    nothing beside the job; then, as a control that the comparison can see a disturbance, with a full
-    warm-up on the GPU (context, ceilings measured, problems rehearsed) started just as each job starts."""
+    """The kernel's median with the spare pool beside each job (as the GPU worker runs: spares importing,
+    set-up spares idle, no setup in flight), and with nothing beside the job; then, as a control that the
+    comparison can see a disturbance, with a full warm-up on the GPU (context, ceilings measured, problems
+    rehearsed) started just as each job starts."""
     from kernels import GpuJudge, JudgeOptions, compile_submission
 
     compiled = compile_submission(example_source(args.problem), args.problem)
@@ -790,7 +793,7 @@ def checks(report: dict, args) -> dict[str, bool]:
         )
         pool_checks(found, "interference burst", interference["burst"], report["gpus"])
     if hidden:
-        found["hidden: successor importing beside the job changes the median by < 1%"] = (
+        found["hidden: the spares beside the job change the median by < 1%"] = (
             hidden["diff_pct"] is not None and hidden["diff_pct"] < TOLERANCE_PCT
         )
     if not args.cpu_standin:
@@ -832,7 +835,7 @@ def print_report(report: dict) -> None:
     if report.get("hidden"):
         h = report["hidden"]
         print(
-            f"hidden-from-timing: median {fmt(h['median_ms_successor_importing'])} ms with the successor importing, "
+            f"hidden-from-timing: median {fmt(h['median_ms_successor_importing'])} ms with the spares beside, "
             f"{fmt(h['median_ms_nothing_beside'])} ms with nothing beside the job: {fmt(h['diff_pct'])}% apart "
             f"({h['jobs_per_mode']} jobs each); control, a warm-up on the GPU beside each job: "
             f"{fmt(h['median_ms_control_warm_up_beside'])} ms, {fmt(h['control_diff_pct'])}% apart"
