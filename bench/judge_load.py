@@ -12,9 +12,11 @@ With --use-env-services the database and broker come from DATABASE_URL and CELER
 (give it a database of its own: the tool migrates it and adds its readers and submissions).
 
 In order:
-1. hidden-from-timing (--hidden-check N, no Celery): the same compiled kernel judged by a GpuJudge whose
-   successor imports during each job (as the GPU worker runs) and by one whose successor starts only after
-   the job, in blocks of N jobs, ABAB; the medians of the kernel's median time must agree within 1%.
+1. hidden-from-timing (--hidden-check N, no Celery): the same compiled kernel judged by a GpuJudge with its
+   pool of spares beside each job (as the GPU worker runs: importing, or set up and idle; their setups only
+   between jobs) and by one whose successor starts only after the job, in blocks of N jobs, ABAB; the
+   medians of the kernel's median time must agree within 1%. It also prints what a spare holds (CPU RSS,
+   GPU memory).
 2. The workers: a compile worker (-c --compile-concurrency) and one GPU worker per GPU (the first --gpus of
    those nvidia-smi -L lists, or GPU_IDS; all by default), started as operators start them: `manage.py
    gpu_worker --gpus 0,1,...`, the supervisor that gives each its CUDA_VISIBLE_DEVICES and node name gpuN@host
@@ -167,6 +169,9 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="SIGKILL the first GPU's worker during its first burst job (needs a Redis broker: --use-env-services)",
     )
+    parser.add_argument(
+        "--spares", type=int, help="spare children per GPU worker (GPU_WARM_SPARES; default: the setting's)"
+    )
     parser.add_argument("--compile-concurrency", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds a phase may take")
     parser.add_argument("--use-env-services", action="store_true", help="DATABASE_URL and CELERY_BROKER_URL")
@@ -226,6 +231,8 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
         # here, but longer than any job.
         env.setdefault("CELERY_BROKER_VISIBILITY_TIMEOUT_S", "60")
         env.setdefault("CELERY_BROKER_RESTORE_INTERVAL_S", "2")
+    if args.spares is not None:
+        env.update(GPU_WARM_SPARES=str(args.spares))
     if args.cpu_standin:
         env.update(SUBMISSIONS_JUDGE_JOB=f"{STANDIN}:judge_job", SUBMISSIONS_JUDGE_WARM_UP=f"{STANDIN}:warm_up")
         env.update(STANDIN_JOB_S=str(args.standin_job_s))
@@ -236,17 +243,21 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
 
 
 def hidden_check(args) -> dict:
-    """The kernel's median with the successor importing during each job (as the GPU worker runs), and with
-    nothing beside the job; then, as a control that the comparison can see a disturbance, with a full
-    warm-up on the GPU (context, ceilings measured, problems rehearsed) started just as each job starts."""
+    """The kernel's median with the spare pool beside each job (as the GPU worker runs: spares importing,
+    set-up spares idle, no setup in flight), and with nothing beside the job; then, as a control that the
+    comparison can see a disturbance, with a full warm-up on the GPU (context, ceilings measured, problems
+    rehearsed) started just as each job starts."""
     from kernels import GpuJudge, JudgeOptions, compile_submission
 
     compiled = compile_submission(example_source(args.problem), args.problem)
     if not compiled.ok:
         raise RuntimeError(f"the example does not compile: {compiled.log}")
     kw = {"job": f"{STANDIN}:judge_job", "warm_up": f"{STANDIN}:warm_up"} if args.cpu_standin else {}
+    if args.spares is not None:
+        kw["spares"] = args.spares
     medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
+    footprint: dict | None = None
     for mode in ("warm_ahead", "alone", "warm_ahead", "alone", "control"):
         with GpuJudge(warm=True, warm_ahead=mode == "warm_ahead", **kw) as judge:
             error = judge.start()
@@ -258,6 +269,8 @@ def hidden_check(args) -> dict:
                 verdicts.add(result.verdict.value)
                 if result.benchmarks:
                     medians[mode].append(result.benchmarks[-1].candidate.median_ms)
+            if mode == "warm_ahead" and footprint is None:
+                footprint = spare_footprint(judge)
     with_successor, without, control = (median(medians[m]) for m in ("warm_ahead", "alone", "control"))
     return {
         "jobs_per_mode": 2 * args.hidden_check,
@@ -267,7 +280,49 @@ def hidden_check(args) -> dict:
         "diff_pct": pct_diff(with_successor, without),
         "median_ms_control_warm_up_beside": control,
         "control_diff_pct": pct_diff(control, without),
+        "spares": footprint,
     }
+
+
+def spare_footprint(judge) -> dict:
+    """What the pool's spares hold between jobs (kernels/sandbox.py): the CPU memory (RSS) of a set-up spare
+    and of one that has only imported, and the GPU memory of a set-up spare (nvidia-smi, where there is one)."""
+    spares = judge.worker._spares
+    for spare in list(spares):
+        if spare.setting_up:  # released in the last gap: no job runs now, so wait for it
+            judge.worker._await_setup(spare)
+    for spare in spares:
+        spare.poll_imported()
+    gpu_mib: dict[int, float] = {}
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        listing = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        ).stdout
+        for line in listing.splitlines():
+            with contextlib.suppress(ValueError):
+                pid, used = line.split(",")
+                gpu_mib[int(pid)] = float(used)
+    set_up = [s.process.pid for s in spares if s.ready]
+    imported = [s.process.pid for s in spares if s.imported and not s.released]
+    return {
+        "size": judge.worker.spares,
+        "set_up": len(set_up),
+        "imported": len(imported),
+        "rss_mib_set_up": median([m for p in set_up if (m := rss_mib(p)) is not None]),
+        "rss_mib_imported": median([m for p in imported if (m := rss_mib(p)) is not None]),
+        "gpu_mib_set_up": median([gpu_mib[p] for p in set_up if p in gpu_mib]),
+    }
+
+
+def rss_mib(pid: int) -> float | None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return None
 
 
 @contextlib.contextmanager
@@ -280,7 +335,7 @@ def warm_up_beside(warm_up: str | None, on: bool):
     from kernels import judge, sandbox
 
     other = sandbox.Worker(setup=warm_up or judge.WARM_UP)
-    other.prepare_successor()
+    other.prepare_spares()
     time.sleep(5.0)  # its imports (CuPy, the problems), which do not touch the GPU
     other.promote()
     try:
@@ -591,6 +646,7 @@ def figures(ids: list[int], gpus: int) -> dict:
         seconds(min(s.started_at for s in judged), max(s.finished_at for s in judged)) if len(judged) > 1 else None
     )
     results = [s.result or {} for s in judged]
+    waits = [r.get("setup_wait_ms") or 0.0 for r in results]
     return {
         "submissions": len(rows),
         "statuses": dict(sorted(count(s.status for s in rows).items())),
@@ -606,6 +662,9 @@ def figures(ids: list[int], gpus: int) -> dict:
         "gpu_stage_s": spread([seconds(s.started_at, s.finished_at) for s in judged]),
         "gpu_job_ms": spread([r.get("wall_time_ms") for r in results]),
         "setup_wait_ms": spread([r.get("setup_wait_ms") for r in results]),
+        # The pool makes most waits 0 and a few one (parallel) setup long: the mean is what a job pays.
+        "setup_wait_ms_mean": statistics.fmean(waits) if waits else None,
+        "jobs_waiting_for_setup": sum(w > 1.0 for w in waits),
         "between_jobs_s": spread(gaps(judged)),
         "kernel_median_ms": spread([headline_ms(r) for r in results]),
         "ceilings_measured_at": sorted({(r.get("ceilings") or {}).get("measured_at") or 0 for r in results}),
@@ -734,7 +793,7 @@ def checks(report: dict, args) -> dict[str, bool]:
         )
         pool_checks(found, "interference burst", interference["burst"], report["gpus"])
     if hidden:
-        found["hidden: successor importing beside the job changes the median by < 1%"] = (
+        found["hidden: the spares beside the job change the median by < 1%"] = (
             hidden["diff_pct"] is not None and hidden["diff_pct"] < TOLERANCE_PCT
         )
     if not args.cpu_standin:
@@ -776,11 +835,17 @@ def print_report(report: dict) -> None:
     if report.get("hidden"):
         h = report["hidden"]
         print(
-            f"hidden-from-timing: median {fmt(h['median_ms_successor_importing'])} ms with the successor importing, "
+            f"hidden-from-timing: median {fmt(h['median_ms_successor_importing'])} ms with the spares beside, "
             f"{fmt(h['median_ms_nothing_beside'])} ms with nothing beside the job: {fmt(h['diff_pct'])}% apart "
             f"({h['jobs_per_mode']} jobs each); control, a warm-up on the GPU beside each job: "
             f"{fmt(h['median_ms_control_warm_up_beside'])} ms, {fmt(h['control_diff_pct'])}% apart"
         )
+        if f := h.get("spares"):
+            print(
+                f"spares (pool of {f['size']}): {f['set_up']} set up, RSS {fmt(f['rss_mib_set_up'])} MiB and GPU "
+                f"{fmt(f['gpu_mib_set_up'])} MiB each; {f['imported']} imported only, "
+                f"RSS {fmt(f['rss_mib_imported'])} MiB each"
+            )
     rows = [
         ("submit to result, s", "submit_to_result_s"),
         ("compile stage (queue + NVRTC), s", "compile_stage_s"),
@@ -797,6 +862,10 @@ def print_report(report: dict) -> None:
         print(f"{'':36}" + "".join(f"{name + ' p50 / p95':>26}" for name, _ in phases))
         rate = "".join(f"{fmt(p['per_minute_per_gpu']):>26}" for _, p in phases)
         print(f"{'submissions per minute per GPU':36}{rate}")
+        waits = "".join(
+            f"{fmt(p['setup_wait_ms_mean'])} / {p['jobs_waiting_for_setup']} jobs".rjust(26) for _, p in phases
+        )
+        print(f"{'setup wait: mean ms / jobs > 1 ms':36}{waits}")
         for label, key in rows:
             cells = [f"{fmt(p[key]['p50'])} / {fmt(p[key]['p95'])}" if p.get(key) else "-" for _, p in phases]
             print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))

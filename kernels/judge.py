@@ -22,6 +22,10 @@ from kernels.results import CompileResult, JudgeResult, Verdict
 
 WARM_UP = "kernels.gpu:warm_up"
 JOB = "kernels.runner:judge_job"
+# Spare children per GPU worker (kernels/sandbox.py has the schedule): a burst waits for one setup per this
+# many jobs. Each set-up spare holds a CUDA context and uses a CPU core while it sets up; README's capacity
+# section has the measured setup time and memory per spare.
+DEFAULT_SPARES = 4
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,12 @@ class GpuJudge:
 
     A kernel runs in its child's CUDA context and can write anywhere in that context's memory (CuPy's pool,
     cuBLAS's workspace, the flush buffer), so no later submission may run where it ran: the child is ended
-    after every job. With `warm`, its successor is started while the job runs, but only as far as its imports
-    (no device work: the job is being timed); once the job has returned the successor is released into its
-    GPU setup (CUDA context, cuBLAS handle, flush buffer, rehearsal of the problem just judged) while the
-    caller stores the result, so the next job finds a warm child and no job shares the GPU with a warm-up.
+    after every job. With `warm`, up to `spares` children are started while the job runs, but only as far as
+    their imports (no device work: the job is being timed); once the job has returned, the next job's child
+    is a spare already set up, and when none is left the imported spares are released together into their
+    GPU setup (CUDA context, cuBLAS handle, flush buffer, rehearsal of the problem just judged), which the
+    next job waits for: no job shares the GPU with a warm-up, and a burst pays one setup per `spares` jobs
+    (the schedule: kernels/sandbox.py).
 
     The ceilings are measured by the first child and kept here; every later child receives them in its setup
     payload and measures again only on another device identity, or when they are older than
@@ -57,6 +63,7 @@ class GpuJudge:
         warm_up: str = WARM_UP,
         ceilings_max_age_s: float = ceilings.CEILINGS_MAX_AGE_S,
         warm_ahead: bool = True,
+        spares: int = DEFAULT_SPARES,
     ):
         # job / warm_up ("module:function") are the GPU runner's unless a caller (a test's CPU stand-in) says otherwise.
         # warm_ahead=False starts the successor only after the job (its imports then wait too): the
@@ -72,10 +79,19 @@ class GpuJudge:
             setup=warm_up if warm else None,
             preload=(job,) if warm else (),
             setup_payload=self._setup_payload,
+            spares=spares if self.warm_ahead else 0,
+            setup_alone=self._measures,
         )
 
     def _setup_payload(self) -> dict[str, Any]:
         return ceilings.payload_for(self.kept, self.ceilings_max_age_s, self._rehearse)
+
+    def _measures(self) -> bool:
+        """Whether the next child's setup would measure the ceilings (which needs the device to itself); not
+        when setups have answered without any (a warm-up that keeps none, e.g. a CPU stand-in's)."""
+        if self.worker.setups_done and self.kept is None:
+            return False
+        return self._setup_payload()["ceilings"] is None
 
     def _ceilings_stale(self) -> bool:
         ceilings = (self.kept or {}).get("ceilings") or {}
@@ -116,9 +132,11 @@ class GpuJudge:
             "options": {"seed": seed, **job_options},
         }
         if self.warm and self._ceilings_stale():
-            self.worker.promote()  # the child idled past the ceilings' age: a new one measures them first
+            # The children set up idled past the ceilings' age: a new one measures them first, alone.
+            self.worker.discard_set_up()
+            self.worker.promote()
         if self.warm_ahead:
-            self.worker.prepare_successor()
+            self.worker.prepare_spares()
         outcome = self.worker.call(self.job, payload, options.timeout_s)
         self._keep_setup_answer()
         if self.warm:

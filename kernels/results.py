@@ -275,7 +275,7 @@ class JudgeResult(_Schema):
     error: str = ""  # the CUDA error or traceback for RUNTIME_ERROR / CRASHED / INTERNAL_ERROR
     compile_time_ms: float = 0.0
     wall_time_ms: float = 0.0  # the GPU run, from sending the job to the answer
-    setup_wait_ms: float = 0.0  # how long the job waited for its child's setup (0: the child was warm already)
+    setup_wait_ms: float = 0.0  # how long the job waited for setups in flight, its child's and spares' (0: none)
 
     @property
     def passed(self) -> bool:

@@ -1,13 +1,29 @@
 """Child processes that run untrusted work: a hang, a crash or a poisoned CUDA context ends only the child.
 
 A `Worker` is a spawned process (fresh interpreter: no CUDA state inherited) that runs named functions
-("package.module:function") on request and can stay alive between jobs. A child starts in two phases: imports
-(CuPy, the job's modules), which may overlap another child's job, then its setup (CUDA context, cuBLAS
-handle), which runs only when the parent releases it: `prepare_successor` during a job, `promote` once the job
-returned. The parent waits with a wall-clock timeout; when it expires the child is killed (SIGKILL) and
-replaced on the next call. Whatever the child prints, including a kernel's printf (the CUDA driver writes it
-to file descriptor 1), goes to a private log file capped by RLIMIT_FSIZE, so a printf flood can neither fill
-the disk nor the parent's memory.
+("package.module:function") on request and can stay alive between jobs, with a pool of spare children
+started ahead. A child starts in two phases: imports (CuPy, the job's modules), which may overlap a job and
+end with an "imported" notice to the parent, then its setup (CUDA context, cuBLAS handle), which runs only
+when the parent releases it, and the parent releases children only between jobs. The parent waits with a
+wall-clock timeout; when it expires the child is killed (SIGKILL) and replaced on the next call. Whatever
+the child prints, including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a
+private log file capped by RLIMIT_FSIZE, so a printf flood can neither fill the disk nor the parent's memory.
+
+The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per child):
+
+    job k runs         | the spares import (prepare_spares): no device work
+    job k returns      | gap: its child is killed; a set-up spare becomes the next child; if it was the
+                       | last set-up spare, every imported spare is released and they set up side by side
+    job k+1 is called  | it waits for every setup in flight (setup_wait_ms), then runs
+
+Rules it keeps: (1) no setup overlaps a job: setups are released only in `spawn`/`promote` and `call` waits
+for all of them before it sends the job, so a job's timed rounds never share the device with a context
+creation, a rehearsal or a ceilings measurement, wherever in the job they fall; (2) a child runs one job
+(`promote` ends it; a kernel may have written anywhere in its device memory); (3) a spare that dies or fails
+its setup is dropped and replaced by the next `prepare_spares`. With `spares` = S, a burst pays one parallel
+setup per S jobs instead of one setup per job; S is bounded by CPU cores (each setup is a busy CPU thread
+for its duration) and device memory (each set-up spare holds a context, a cuBLAS workspace and a flush
+buffer while it waits): `GpuJudge`'s `spares`, the `GPU_WARM_SPARES` setting, README's capacity section.
 """
 
 from __future__ import annotations
@@ -67,7 +83,8 @@ class Limits:
 
 
 class _Child:
-    """One spawned process, its pipe and its log file."""
+    """One spawned process, its pipe and its log file, and where it is in its start: importing, imported
+    (it said so), released into its setup (`setting_up`), set up (`ready`)."""
 
     def __init__(self, setup: str | None, preload: tuple[str, ...], limits: Limits):
         ctx = multiprocessing.get_context("spawn")
@@ -79,11 +96,25 @@ class _Child:
         )
         self.process.start()
         child_conn.close()
+        self.imported = False  # its first phase is done: releasing it starts its setup at once
+        self.released = False
         self.setting_up = False  # released into its setup, whose answer is not read yet
+        self.ready = False  # its setup answered OK
+        self.early: tuple | None = None  # an answer other than "imported" read by poll_imported (a failure)
+
+    def poll_imported(self) -> bool:
+        """Read the child's "imported" notice if it has come (never blocks)."""
+        if not self.imported and not self.released and self.process.is_alive():
+            with contextlib.suppress(EOFError, OSError):
+                if self.conn.poll(0):
+                    message = self.conn.recv()
+                    self.imported = message[0] == "imported"
+                    self.early = None if self.imported else message
+        return self.imported
 
     def release(self, payload: Any) -> None:
         """Let the child run its setup (its GPU phase) with this payload."""
-        self.setting_up = True
+        self.released = self.setting_up = True
         with contextlib.suppress(OSError):  # died during its imports: the setup's answer reports it
             self.conn.send(("setup", payload))
 
@@ -100,15 +131,25 @@ class _Child:
 
 
 class Worker:
-    """One child process running jobs in turn, and at most one successor being prepared. Not thread-safe:
-    one job at a time, like one GPU.
+    """One child process running jobs in turn, and a pool of children started ahead: up to `spares` set up
+    (or setting up) and `spares` more importing. Not thread-safe: one job at a time, like one GPU.
 
     A child starts in two phases. The first (spawn, the interpreter, importing `setup`'s module and each of
-    `preload`) touches no device and may overlap the current child's job: `prepare_successor`. The second,
-    `setup(payload)` (CUDA context, cuBLAS handle, ...), runs only once the child is released with its payload:
-    `promote` does that after the current job has returned, so nothing of the successor touches the GPU while a
-    job is timed. `setup_payload()` supplies the payload at that moment; the setup's return value is kept in
-    `setup_value` once read."""
+    `preload`) touches no device and may overlap a job: `prepare_spares` starts it for every missing spare.
+    The second, `setup(payload)` (CUDA context, cuBLAS handle, ...), runs only once the child is released
+    with its payload, and only in a gap between jobs: `spawn` and `promote` release children, and `call`
+    waits for every setup in flight (its own child's and the spares') before it sends the job. So no setup
+    overlaps a job, whatever part of it is timed. `setup_payload()` supplies the payload at release;
+    `setup_alone()` says when a setup must have the device to itself (it measures the ceilings): then no
+    spare is released beside it. The latest completed setup's return value is kept in `setup_value`.
+
+    The schedule (`promote`, after each job): the old child is ended (a kernel may have written anywhere in
+    its device memory: no child runs two jobs); the next job's child is a set-up spare when there is one,
+    so the next job starts without waiting; when the last set-up spare has just been taken, every spare
+    that has finished importing is released at once, and their setups run side by side in this gap: the
+    next job waits for one (parallel) setup per refill, i.e. per up to `spares` jobs, instead of one setup
+    per job. A burst of jobs thus pays about setup / spares per job; a worker that idles between jobs pays
+    nothing."""
 
     def __init__(
         self,
@@ -117,16 +158,22 @@ class Worker:
         startup_timeout_s: float = 300.0,
         preload: tuple[str, ...] = (),
         setup_payload: Callable[[], Any] | None = None,
+        spares: int = 1,
+        setup_alone: Callable[[], bool] | None = None,
     ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
         self.preload = preload  # "module:function" names imported in the child's first phase (e.g. the job's)
         self.limits = limits
         self.startup_timeout_s = startup_timeout_s
         self.setup_payload = setup_payload or (lambda: None)
+        self.setup_alone = setup_alone or (lambda: False)
+        self.spares = max(0, spares)
         self.setup_value: Any = None  # what the latest completed setup returned
-        self.setup_wait_ms = 0.0  # how long the latest call waited for its child's setup to finish
+        self.setup_wait_ms = 0.0  # how long the latest call waited for setups to finish before its job
+        self.setups_done = 0  # setups that answered OK
+        self.spare_failures = 0  # spares whose setup failed or that died before their job (replaced)
         self._child: _Child | None = None
-        self._successor: _Child | None = None
+        self._spares: list[_Child] = []
 
     @property
     def alive(self) -> bool:
@@ -136,72 +183,125 @@ class Worker:
     def pid(self) -> int | None:
         return self._child.process.pid if self._child is not None else None
 
+    @property
+    def ready_spares(self) -> int:
+        return sum(spare.ready for spare in self._spares)
+
     def start(self) -> Outcome:
         """Start the child and wait until its setup has run; the Outcome reports a failed setup."""
         self.spawn()
-        return self._await_setup()
+        return self._await_setup(self._child)
 
     def spawn(self) -> None:
         """Start a new child (ending any current one) and release it at once: its setup then runs while the
-        caller does other work; the next `call` waits for it. A successor being prepared is kept."""
+        caller does other work; the next `call` waits for it. Spares are kept."""
         self._end(self._child)
         self._child = self._new_child()
         self._child.release(self.setup_payload())
 
-    def prepare_successor(self) -> None:
-        """Start the next child's first phase (no device work) beside the current child, e.g. during its job."""
-        if self._successor is None or not self._successor.process.is_alive():
-            self._end(self._successor)
-            self._successor = self._new_child()
+    def prepare_spares(self) -> None:
+        """Start the first phase (no device work) of spares, e.g. during a job, until `spares` of them are
+        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time."""
+        self._drop_dead_spares()
+        while sum(not s.released for s in self._spares) < self.spares:
+            self._spares.append(self._new_child())
 
     def promote(self) -> None:
-        """End the current child; the successor (or a new child) becomes current and is released into its
-        setup, with the payload `setup_payload()` gives now."""
-        old, self._child, self._successor = self._child, self._successor or self._new_child(), None
+        """In a gap between jobs: end the current child; a spare (set up if one is) or a new child becomes
+        current, released into its setup if it was not; refill the pool when no set-up spare is left."""
+        old = self._child
         if old is not None:
-            old.kill()  # its CUDA context goes while the successor sets up: nothing is being timed now
-        self._child.release(self.setup_payload())
+            old.kill()  # its CUDA context goes while nothing is being timed
+        self._child = self._take_spare() or self._new_child()
+        if not self._child.released:
+            self._child.release(self.setup_payload())
+        self._refill()
         self._end(old)
+
+    def discard_set_up(self) -> None:
+        """End the current child and every spare released into its setup (e.g. they hold ceilings past their
+        age); spares still importing are kept."""
+        self._end(self._child)
+        self._child = None
+        for spare in [s for s in self._spares if s.released]:
+            self._spares.remove(spare)
+            self._end(spare)
+
+    def _take_spare(self) -> _Child | None:
+        self._drop_dead_spares()
+        for spare in self._spares:
+            spare.poll_imported()
+        if not self._spares:
+            return None
+        best = max(self._spares, key=lambda s: (s.ready, s.setting_up, s.imported))
+        self._spares.remove(best)
+        return best
+
+    def _refill(self) -> None:
+        """Release every imported spare when none is set up, unless a setup in flight needs the device alone."""
+        if self.ready_spares or (self._child is not None and self._child.setting_up and self.setup_alone()):
+            return
+        for spare in [s for s in self._spares if not s.released][: self.spares]:
+            if spare.poll_imported():
+                if self.setup_alone():  # it would measure the ceilings: one at a time, the others next gap
+                    if not self._child.setting_up:
+                        spare.release(self.setup_payload())
+                    return
+                spare.release(self.setup_payload())
+
+    def _drop_dead_spares(self) -> None:
+        for spare in [s for s in self._spares if not s.process.is_alive()]:
+            self._spares.remove(spare)
+            self._end(spare)
+            self.spare_failures += 1
 
     def _new_child(self) -> _Child:
         return _Child(self.setup, self.preload, self.limits)
 
-    def _await_setup(self) -> Outcome:
-        self._child.setting_up = False
-        outcome = self._wait(self.startup_timeout_s, time.perf_counter())
+    def _await_setup(self, child: _Child) -> Outcome:
+        child.setting_up = False
+        outcome = self._wait(child, self.startup_timeout_s, time.perf_counter())
         if outcome.status is Status.OK:
+            child.ready = True
             self.setup_value = outcome.value
-        else:
+            self.setups_done += 1
+        elif child is self._child:
             self._end(self._child)
             self._child = None
+        else:
+            self._spares.remove(child)
+            self._end(child)
+            self.spare_failures += 1
         return outcome
 
     def call(self, func: str, payload: Any = None, timeout_s: float = 60.0) -> Outcome:
-        """Run func(payload) in the child; start (or restart) the child first when needed."""
+        """Run func(payload) in the child; start (or restart) the child first when needed. Every setup in
+        flight (the child's, the spares') finishes before the job is sent."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()
-        self.setup_wait_ms = 0.0
-        if self._child.setting_up:
-            started = self._await_setup()
-            self.setup_wait_ms = started.wall_time_ms
-            if started.status is not Status.OK:
-                return started
+        begin = time.perf_counter()
+        own = self._await_setup(self._child) if self._child.setting_up else None
+        for spare in [s for s in self._spares if s.setting_up]:
+            self._await_setup(spare)
+        self.setup_wait_ms = (time.perf_counter() - begin) * 1e3
+        if own is not None and own.status is not Status.OK:
+            return own
         begin = time.perf_counter()
         self._child.conn.send((func, payload))
-        outcome = self._wait(timeout_s, begin)
+        outcome = self._wait(self._child, timeout_s, begin)
         if outcome.status in (Status.TIMED_OUT, Status.CRASHED) or getattr(outcome.value, "poisons_worker", False):
             self._end(self._child)
             self._child = None
         return outcome
 
     def close(self) -> None:
-        """End the current child and any successor."""
-        for child in (self._child, self._successor):
-            if child is not None:
-                child.kill()
-        self._end(self._child)
-        self._end(self._successor)
-        self._child = self._successor = None
+        """End the current child and every spare."""
+        children = [c for c in (self._child, *self._spares) if c is not None]
+        for child in children:
+            child.kill()
+        for child in children:
+            self._end(child)
+        self._child, self._spares = None, []
 
     @staticmethod
     def _end(child: _Child | None) -> None:
@@ -214,15 +314,21 @@ class Worker:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _wait(self, timeout_s: float, begin: float) -> Outcome:
-        child = self._child
-        ready = child.conn.poll(timeout_s)
-        message = None
-        if ready:
+    @staticmethod
+    def _wait(child: _Child, timeout_s: float, begin: float) -> Outcome:
+        deadline = begin + timeout_s
+        message, ready = child.early, True
+        child.early = None
+        while message is None:
+            ready = child.conn.poll(max(0.0, deadline - time.perf_counter()))
+            if not ready:
+                break
             try:
                 message = child.conn.recv()
             except (EOFError, OSError):
-                message = None
+                break
+            if message[0] == "imported":  # the notice of its first phase, unread until now
+                child.imported, message = True, None
         wall_ms = (time.perf_counter() - begin) * 1e3
         output, output_bytes = _read_output(child.log_path)
         if message is not None:
@@ -270,6 +376,7 @@ def _child_main(conn, log_path: str, setup: str | None, preload: tuple[str, ...]
         for name in preload:
             resolve(name)
         setup_function = resolve(setup) if setup else None
+        conn.send(("imported", None))
         # Second phase, once the parent says so: whatever touches the device.
         _kind, setup_payload = conn.recv()
         value = setup_function(setup_payload) if setup_function else None

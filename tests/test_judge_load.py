@@ -49,6 +49,10 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     assert summary["hidden"]["verdicts"] == ["accepted"] and summary["hidden"]["diff_pct"] == 0.0
     assert "submissions per minute per GPU" in output and "fairness: the lone reader" in output
     assert "PASS  hidden" in output
+    # The pool's spares between jobs: the default size, set up in the gaps; most jobs of a burst wait for none.
+    assert summary["hidden"]["spares"]["size"] == 4 and summary["hidden"]["spares"]["set_up"] >= 1
+    assert summary["hidden"]["spares"]["rss_mib_set_up"] > 0
+    assert burst["jobs_waiting_for_setup"] < 10 and "setup wait: mean ms / jobs > 1 ms" in output
 
 
 @pytest.mark.slow

@@ -64,6 +64,7 @@ def judge():
             job=settings.SUBMISSIONS_JUDGE_JOB,
             warm_up=settings.SUBMISSIONS_JUDGE_WARM_UP,
             ceilings_max_age_s=settings.GPU_CEILINGS_MAX_AGE_S,
+            spares=settings.GPU_WARM_SPARES,
         )
     return _judge
 

@@ -391,6 +391,9 @@ SUBMISSIONS_JUDGE_WARM_UP = env_str("SUBMISSIONS_JUDGE_WARM_UP", "kernels.gpu:wa
 # A GPU worker's first child measures the GPU's ceilings; later children are handed them until they are this
 # old (or the device's identity changed: kernels/ceilings.py), then the next child measures again.
 GPU_CEILINGS_MAX_AGE_S = env_int("GPU_CEILINGS_MAX_AGE_S", 30 * 60)
+# Children a GPU worker starts ahead (kernels/sandbox.py): a burst waits for one setup per this many jobs;
+# each set-up spare holds a CUDA context and sets up on a CPU core of its own (README: capacity).
+GPU_WARM_SPARES = env_int("GPU_WARM_SPARES", 4)
 # Deadlines after which the sweeper re-queues a submission (at most SUBMISSION_MAX_ATTEMPTS times, then fails it).
 SUBMISSION_COMPILE_DEADLINE_S = env_int("SUBMISSION_COMPILE_DEADLINE_S", 5 * 60)
 SUBMISSION_GPU_QUEUE_DEADLINE_S = env_int("SUBMISSION_GPU_QUEUE_DEADLINE_S", 60 * 60)  # waiting for a free GPU

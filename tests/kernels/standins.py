@@ -58,6 +58,8 @@ def slow_setup(_payload=None):
 # ---- A GPU worker's life on the CPU: setup and job that report what they saw and when -----------------
 # The device identity is read from STANDIN_IDENTITY_FILE at setup (an operator changing clocks or the driver);
 # each measurement of the ceilings appends a line to STANDIN_MEASURE_LOG, so a test counts them from outside.
+# With STANDIN_EVENT_LOG, each setup and each job appends "kind pid start end" (wall clock), and a setup
+# lasts STANDIN_SETUP_S: a test lays the setups beside the jobs' (timed) intervals.
 
 IMPORTED_AT = time.time()  # this module is the job's: a judge's child imports it in its first phase
 _SETUP: dict = {}
@@ -68,6 +70,7 @@ def ceilings_setup(payload=None):
     from kernels.ceilings import setup_answer
 
     _SETUP["started_at"] = time.time()
+    time.sleep(float(os.environ.get("STANDIN_SETUP_S", "0")))
     path = os.environ.get("STANDIN_IDENTITY_FILE", "")
     identity = {"uuid": open(path).read().strip() if path else "GPU-standin"}  # noqa: SIM115
 
@@ -78,7 +81,14 @@ def ceilings_setup(payload=None):
 
     answer, _measured = setup_answer(payload, identity, measure)
     _SETUP["ceilings"] = answer["ceilings"]
+    _log_event("setup", _SETUP["started_at"])
     return answer
+
+
+def _log_event(kind: str, start: float) -> None:
+    if path := os.environ.get("STANDIN_EVENT_LOG"):
+        with open(path, "a") as log:
+            log.write(f"{kind} {os.getpid()} {start} {time.time()}\n")
 
 
 def timed_job(payload):
@@ -97,6 +107,7 @@ def timed_job(payload):
         "job_start": start,
         "job_end": time.time(),
     }
+    _log_event("job", start)
     return JudgeResult(
         Verdict.ACCEPTED, json.dumps(times), payload["problem"], ceilings=Ceilings.from_dict(_SETUP["ceilings"])
     )
