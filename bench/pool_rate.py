@@ -1,0 +1,75 @@
+"""The GPU pool's own rate, without the site: one GpuJudge judging the same compiled submission back to back, as a
+GPU worker does with a full queue, for several sizes of the pool of warm spares (kernels/sandbox.py). No Django,
+Celery or database: it isolates what the pool changes (the wait for a set-up child between jobs) from the rest of
+the pipeline that bench/judge_load.py measures.
+
+    python3 bench/pool_rate.py [--problem sgemm] [--jobs 30] [--spares 1,2,4]
+
+Prints, per pool size: jobs per minute (first job's start to last job's end), the per-job wall time and setup
+wait (p50 and mean), and the median over jobs of the kernel's timed median with its spread, so that a pool that
+disturbed the timing would show. Every job must be accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from kernels import compiler
+from kernels.judge import GpuJudge, JudgeOptions
+from kernels.results import Verdict
+
+PROBLEMS = Path(__file__).resolve().parents[1] / "kernels" / "problems"
+
+
+def run(compiled, jobs: int, spares: int) -> dict:
+    options = JudgeOptions()
+    walls, waits, medians = [], [], []
+    with GpuJudge(spares=spares) as judge:
+        judge.judge(compiled, options)  # the first child measures the ceilings: not part of the rate
+        time.sleep(10)  # the pool fills and sets up, as it would while a worker waits for its next message
+        begin = time.perf_counter()
+        for _ in range(jobs):
+            result = judge.judge(compiled, options)
+            if result.verdict is not Verdict.ACCEPTED:
+                raise SystemExit(f"job not accepted: {result.verdict.value}: {result.message}")
+            walls.append(result.wall_time_ms)
+            waits.append(result.setup_wait_ms)
+            medians.append(result.benchmarks[0].candidate.median_ms)
+        elapsed = time.perf_counter() - begin
+    return {
+        "spares": spares,
+        "jobs_per_min": 60 * jobs / elapsed,
+        "wall_ms_p50": statistics.median(walls),
+        "wait_ms_p50": statistics.median(waits),
+        "wait_ms_mean": statistics.fmean(waits),
+        "kernel_ms": statistics.median(medians),
+        "kernel_spread_pct": 100 * (max(medians) - min(medians)) / statistics.median(medians),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problem", default="sgemm")
+    parser.add_argument("--jobs", type=int, default=30)
+    parser.add_argument("--spares", default="1,2,4", help="pool sizes to measure, comma-separated")
+    args = parser.parse_args()
+    source = (PROBLEMS / args.problem / "example.cu").read_text()
+    compiled = compiler.compile_submission(source, args.problem)
+    if not compiled.ok:
+        raise SystemExit(compiled.message)
+    print("| spares | jobs/min | job wall p50 ms | setup wait p50 / mean ms | kernel median ms (spread) |")
+    print("| --- | --- | --- | --- | --- |")
+    for spares in (int(s) for s in args.spares.split(",")):
+        r = run(compiled, args.jobs, spares)
+        print(
+            f"| {r['spares']} | {r['jobs_per_min']:.1f} | {r['wall_ms_p50']:.0f} | {r['wait_ms_p50']:.0f} / "
+            f"{r['wait_ms_mean']:.0f} | {r['kernel_ms']:.3f} ({r['kernel_spread_pct']:.1f}%) |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
