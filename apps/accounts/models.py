@@ -50,6 +50,14 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_staff = models.BooleanField("staff status", default=False, help_text="Can sign in to the admin site.")
     is_active = models.BooleanField("active", default=True)
     date_joined = models.DateTimeField("date joined", default=timezone.now)
+    # The reader's entitlement: when their full access (a subscription, complimentary access) begins and ends, written
+    # by the subscriptions app whenever one of those changes (apps/subscriptions/services/entitlement.py). Reading it
+    # is a comparison with the clock on the user already loaded for the request: no query on any page.
+    access_source = models.CharField(
+        "full access from", max_length=40, blank=True, help_text="Empty: no full access now or later."
+    )
+    access_from = models.DateTimeField("full access begins", null=True, blank=True, help_text="Empty: already.")
+    access_until = models.DateTimeField("full access ends", null=True, blank=True, help_text="Empty: no end known.")
 
     objects = UserManager()
 
@@ -74,6 +82,14 @@ class User(AbstractBaseUser, PermissionsMixin):
         from apps.accounts.selectors import public_name
 
         return public_name(self)
+
+    def has_entitlement_at(self, moment) -> bool:
+        """Whether the stored entitlement covers `moment`: it begins at access_from and ends at access_until
+        (exclusive). Staff are the reading policy's concern (apps.reading.policy)."""
+        return bool(self.access_source) and (
+            (self.access_from is None or self.access_from <= moment)
+            and (self.access_until is None or moment < self.access_until)
+        )
 
     def get_full_name(self) -> str:
         return self.name

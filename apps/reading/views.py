@@ -14,7 +14,7 @@ from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
-from apps.reading.policy import can_read
+from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
 from config.caching import make_private, public_fragments, public_version, public_when_anonymous
 from config.shells import render_with_shell
@@ -27,7 +27,8 @@ private_page = cache_control(private=True, no_store=True)
 @public_when_anonymous
 def capsule(request, slug):
     capsule = catalog.capsule_get(slug)
-    full_access, progress = selectors.reader_state(request.user, capsule)  # one statement for a signed-in reader
+    full_access = has_full_access(request.user)
+    progress = selectors.progress_get(request.user, capsule)
     readable = can_read(request.user, capsule)
     context = {
         "capsule": capsule,

@@ -228,7 +228,9 @@ STRIPE_PRICE_MONTHLY = env_str("STRIPE_PRICE_MONTHLY", "")
 STRIPE_PRICE_YEARLY = env_str("STRIPE_PRICE_YEARLY", "")
 STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
 STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscriptions; 0 = none
-SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
+# Access kept after a failed renewal. Stored in each reader's access window: after a change, run `manage.py
+# entitlements_refresh`.
+SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)
 
 # Test mode (what `make run` starts when no STRIPE_SECRET_KEY is set): the same services and webhook handling,
 # against a local Stripe stand-in (`manage.py stripe_test_server`: localstripe plus Prices, Checkout and the
@@ -348,6 +350,8 @@ CELERY_BEAT_SCHEDULE = {
     "submissions-sweep": {"task": "submissions.sweep", "schedule": 60.0},  # stuck submissions: re-queue or fail
     "clear-expired-sessions": {"task": "apps.accounts.tasks.clear_expired_sessions", "schedule": 6 * 60 * 60.0},
     "stripe-events-retry": {"task": "apps.subscriptions.tasks.retry_unprocessed_stripe_events", "schedule": 5 * 60.0},
+    # A reader whose stored access window ended may have a later one (a grant starting after a gap).
+    "entitlements-refresh": {"task": "apps.subscriptions.tasks.refresh_ended_entitlements", "schedule": 15 * 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
