@@ -1,6 +1,5 @@
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
-from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -96,17 +95,3 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def get_short_name(self) -> str:
         return self.display_name
-
-
-class Session(AbstractBaseSession):
-    """Django's database session, with the signed-in reader beside the data: the session and its reader are read in
-    one statement (apps/accounts/sessions.py), as every signed-in page needs both. Deleting a reader ends their
-    sessions."""
-
-    user = models.ForeignKey(User, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-
-    @classmethod
-    def get_session_store_class(cls):
-        from apps.accounts.sessions import SessionStore
-
-        return SessionStore

@@ -17,7 +17,6 @@ from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
 from config.caching import make_private, public_fragments, public_version, public_when_anonymous
-from config.shells import render_with_shell
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -40,10 +39,7 @@ def capsule(request, slug):
         "progress": progress if readable else None,
         "public_version": public_version(),  # the template's cached blocks: a revision is seen at once
     }
-    # Signed in: the page is rendered once per capsule and kind of reader, and only the reader's own parts per request.
-    response = render_with_shell(
-        request, "reading/capsule.html", context, personal=("progress",), vary_on=(capsule.pk, readable, full_access)
-    )
+    response = render(request, "reading/capsule.html", context)
     if not capsule.is_free:
         # A locked capsule's page depends on who asks (the text, or the offer to subscribe): never shared.
         make_private(response)
