@@ -25,5 +25,6 @@ worker_tmp_dir = "/dev/shm"
 accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
-# The TLS proxy in front sets X-Forwarded-Proto; Django trusts it (SECURE_PROXY_SSL_HEADER).
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "*")
+# The TLS proxy in front sets X-Forwarded-Proto; Django trusts it (SECURE_PROXY_SSL_HEADER). gunicorn takes forwarded
+# headers (and a SCRIPT_NAME header) only from these addresses, the proxy's: from anyone else they are ignored.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
