@@ -38,6 +38,8 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import parse_etags
 from django.utils.safestring import mark_safe
 
+from config.site import site_url
+
 logger = logging.getLogger(__name__)
 
 PUBLIC_MAX_AGE_S = 60  # browsers and shared caches may reuse a public page this long without asking
@@ -125,8 +127,10 @@ def _shareable(request, response) -> bool:
 
 
 def _key(request) -> str:
-    # The absolute URL: scheme and host appear in the page (canonical and share links), the query in its content.
-    where = hashlib.sha256(request.build_absolute_uri().encode()).hexdigest()
+    # The canonical address (SITE_URL, FORCE_SCRIPT_NAME) and the path, never the request's Host, scheme or
+    # SCRIPT_NAME: pages link to the site's one address (config.site), so those change nothing in them, and a
+    # client choosing them must neither make new entries nor reach another visitor's page.
+    where = hashlib.sha256(f"{site_url()}{settings.FORCE_SCRIPT_NAME}{request.path_info}".encode()).hexdigest()
     return f"public-page:{public_version()}:{int(bool(getattr(request, 'htmx', False)))}:{where}"
 
 

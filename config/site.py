@@ -15,3 +15,9 @@ def absolute_url(path: str) -> str:
     if not path.startswith("/"):
         raise ValueError(f"{path!r} is not a path on this site")
     return site_url() + path
+
+
+def site_context(request) -> dict:
+    """Templates' absolute links (canonical, Open Graph) on the site's one address, never the request's Host: a page
+    may be kept for every visitor (config/caching.py)."""
+    return {"site_url": site_url()}

@@ -30,5 +30,6 @@ limit_request_field_size = int(os.environ.get("GUNICORN_LIMIT_REQUEST_FIELD_SIZE
 accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
-# The TLS proxy in front sets X-Forwarded-Proto; Django trusts it (SECURE_PROXY_SSL_HEADER).
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "*")
+# The TLS proxy in front sets X-Forwarded-Proto; Django trusts it (SECURE_PROXY_SSL_HEADER). gunicorn takes forwarded
+# headers (and a SCRIPT_NAME header) only from these addresses, the proxy's: from anyone else they are ignored.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

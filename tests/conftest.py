@@ -23,16 +23,12 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     # Rate limits count in the (Redis) cache: every test starts with a clean slate (and without the process's own
-    # copies of public pages, config/caching.py, or of signed-in pages' shells, config/shells.py).
-    from config.shells import forget_all as forget_all_shells
-
+    # copies of public pages, config/caching.py).
     for each in caches.all():
         each.clear()
-    forget_all_shells()
     yield
     for each in caches.all():
         each.clear()
-    forget_all_shells()
 
 
 @pytest.fixture

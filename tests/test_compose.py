@@ -25,7 +25,7 @@ DOCKERFILE = ROOT / "Dockerfile"
 ENV_EXAMPLE = ROOT / ".env.example"
 APP_DIR = "/app"  # WORKDIR of the images: the repository root inside the container
 
-EXPECTED_SERVICES = {"web", "worker", "gpu-worker", "beat", "postgres", "redis", "migrate"}
+EXPECTED_SERVICES = {"web", "worker", "gpu-worker", "beat", "postgres", "redis", "cache", "migrate"}
 REQUIRED_VARIABLES = {"SECRET_KEY", "ALLOWED_HOSTS", "POSTGRES_PASSWORD", "REDIS_PASSWORD"}
 # Settings read from the environment that .env.example need not list: fixed by the image
 # (Dockerfile ENV) or meaningful only in development.
@@ -587,3 +587,22 @@ def test_the_checks_catch_typos():
     assert seen == {"SECRET_KEY"}
     assert is_dockerignored(".env") and not is_dockerignored("docker/healthcheck.py")
     assert is_dockerignored("apps/x/__pycache__/m.pyc") and is_dockerignored("var/db.sqlite3")
+
+
+def test_gunicorn_trusts_forwarded_headers_only_from_the_configured_proxy(monkeypatch):
+    import runpy
+
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    assert runpy.run_path(str(ROOT / "docker" / "gunicorn.conf.py"))["forwarded_allow_ips"] == "127.0.0.1"
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "10.0.0.5")
+    assert runpy.run_path(str(ROOT / "docker" / "gunicorn.conf.py"))["forwarded_allow_ips"] == "10.0.0.5"
+
+
+def test_the_cache_evicts_within_a_memory_limit_and_the_broker_never_evicts(services):
+    cache, broker = services["cache"]["command"], services["redis"]["command"]
+    assert cache[cache.index("--maxmemory-policy") + 1] == "allkeys-lru" and "--maxmemory" in cache
+    assert services["cache"]["deploy"]["resources"]["limits"]["memory"]
+    assert broker[broker.index("--maxmemory-policy") + 1] == "noeviction" and "--maxmemory" not in broker
+    environment = services["web"]["environment"]
+    assert urlsplit(environment["REDIS_URL"]).hostname == "cache"
+    assert urlsplit(environment["CELERY_BROKER_URL"]).hostname == "redis"

@@ -1,4 +1,4 @@
-"""The reader of a request, and sign-in redirects for htmx requests.
+"""Sign-in redirects for htmx requests.
 
 htmx follows a 302 inside its XMLHttpRequest and would swap the whole sign-in page into the
 fragment being updated (a review form, a submission's status). When a session has expired, the
@@ -8,13 +8,9 @@ reader is sent to the sign-in page instead, and back to the page they were on af
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import resolve_url
-from django.utils.functional import SimpleLazyObject
 from django_htmx.http import HttpResponseClientRedirect
-
-from apps.accounts.sessions import session_user
 
 
 def htmx_sign_in_redirect(get_response):
@@ -31,11 +27,3 @@ def htmx_sign_in_redirect(get_response):
 
 def _is_sign_in(location: str) -> bool:
     return urlsplit(location).path == urlsplit(resolve_url(settings.LOGIN_URL)).path
-
-
-class SessionAuthenticationMiddleware(AuthenticationMiddleware):
-    """Django's AuthenticationMiddleware, taking the reader read with the session (apps.accounts.sessions)."""
-
-    def process_request(self, request):
-        super().process_request(request)
-        request.user = SimpleLazyObject(lambda: session_user(request))

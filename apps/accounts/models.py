@@ -1,6 +1,5 @@
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
-from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -50,6 +49,14 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_staff = models.BooleanField("staff status", default=False, help_text="Can sign in to the admin site.")
     is_active = models.BooleanField("active", default=True)
     date_joined = models.DateTimeField("date joined", default=timezone.now)
+    # The reader's entitlement: when their full access (a subscription, complimentary access) begins and ends, written
+    # by the subscriptions app whenever one of those changes (apps/subscriptions/services/entitlement.py). Reading it
+    # is a comparison with the clock on the user already loaded for the request: no query on any page.
+    access_source = models.CharField(
+        "full access from", max_length=40, blank=True, help_text="Empty: no full access now or later."
+    )
+    access_from = models.DateTimeField("full access begins", null=True, blank=True, help_text="Empty: already.")
+    access_until = models.DateTimeField("full access ends", null=True, blank=True, help_text="Empty: no end known.")
 
     objects = UserManager()
 
@@ -75,22 +82,16 @@ class User(AbstractBaseUser, PermissionsMixin):
 
         return public_name(self)
 
+    def has_entitlement_at(self, moment) -> bool:
+        """Whether the stored entitlement covers `moment`: it begins at access_from and ends at access_until
+        (exclusive). Staff are the reading policy's concern (apps.reading.policy)."""
+        return bool(self.access_source) and (
+            (self.access_from is None or self.access_from <= moment)
+            and (self.access_until is None or moment < self.access_until)
+        )
+
     def get_full_name(self) -> str:
         return self.name
 
     def get_short_name(self) -> str:
         return self.display_name
-
-
-class Session(AbstractBaseSession):
-    """Django's database session, with the signed-in reader beside the data: the session and its reader are read in
-    one statement (apps/accounts/sessions.py), as every signed-in page needs both. Deleting a reader ends their
-    sessions."""
-
-    user = models.ForeignKey(User, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-
-    @classmethod
-    def get_session_store_class(cls):
-        from apps.accounts.sessions import SessionStore
-
-        return SessionStore

@@ -2,7 +2,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.deletion import account_deletion_blockers, users_deleting
-from apps.accounts.models import Session, User
+from apps.accounts.models import User
 from apps.accounts.ratelimit import rate_allows
 from apps.accounts.validators import public_name_clean, validate_public_name
 
@@ -62,6 +62,8 @@ def user_account_delete(*, user: User, confirmation: str) -> None:
 
 
 def sessions_clear_expired() -> int:
+    from django.contrib.sessions.models import Session  # Django's store (cached_db keeps the rows there)
+
     deleted, _ = Session.objects.filter(expire_date__lt=timezone.now()).delete()
     return deleted
 

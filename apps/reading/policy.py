@@ -6,39 +6,32 @@ A capsule's title, badge, minutes, summary and outline are public; its body and 
 unless the capsule is free or the reader has full access.
 """
 
-from django.db.models import QuerySet
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from apps.catalog.models import Capsule
-from apps.subscriptions.selectors import has_subscriber_access
-
-_CACHE_ATTRIBUTE = "_reading_full_access"
 
 
-def has_full_access(user) -> bool:
-    """May read everything: staff, or a subscription / complimentary grant that gives access now
-    (from stored state).
-
-    Computed once per user object, so once per request for `request.user`.
-    """
+def has_full_access(user, *, now: datetime | None = None) -> bool:
+    """May read everything: staff, or a reader whose stored entitlement (written by the subscriptions app when a
+    subscription or complimentary access changes) covers `now`. Reads only the user object already loaded for the
+    request: no query, and access begins and ends exactly at the stored timestamps."""
     if user is None or not user.is_authenticated:
         return False
-    cached = getattr(user, _CACHE_ATTRIBUTE, None)
-    if cached is None:
-        cached = full_access_from(user, subscriber_access=has_subscriber_access(user))
-    return cached
+    return bool(user.is_staff or user.has_entitlement_at(now or timezone.now()))
 
 
-def full_access_from(user, *, subscriber_access: bool) -> bool:
-    """has_full_access, given the subscriber check made by a statement that read more with it
-    (apps.reading.selectors.reader_state); remembered on the user object as has_full_access does."""
-    full_access = bool(user.is_staff or subscriber_access)
-    setattr(user, _CACHE_ATTRIBUTE, full_access)
-    return full_access
-
-
-def full_access_known(user) -> bool:
-    """Whether has_full_access would answer without a query."""
-    return user is None or not user.is_authenticated or getattr(user, _CACHE_ATTRIBUTE, None) is not None
+def full_access_condition(user_path: str, *, now: datetime | None = None) -> Q:
+    """has_full_access as a condition on the reader at `user_path`, for a list of other readers (reviews' badges)."""
+    now = now or timezone.now()
+    field = f"{user_path}__".__add__
+    return Q(**{field("is_staff"): True}) | (
+        ~Q(**{field("access_source"): ""})
+        & (Q(**{field("access_from__isnull"): True}) | Q(**{field("access_from__lte"): now}))
+        & (Q(**{field("access_until__isnull"): True}) | Q(**{field("access_until__gt"): now}))
+    )
 
 
 def can_read(user, capsule: Capsule) -> bool:

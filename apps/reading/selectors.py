@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-from functools import cache
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Prefetch, Q
@@ -12,10 +11,8 @@ from django.urls import reverse
 from apps.catalog.models import Book, Capsule, Figure
 from apps.reading.epub import FORMAT_VERSION, Chapter, EpubSources, Section
 from apps.reading.models import EpubBuild, ReadingProgress
-from apps.reading.policy import full_access_from, full_access_known, has_full_access, readable_capsules
-from apps.subscriptions.selectors import subscriber_access_statement
+from apps.reading.policy import has_full_access, readable_capsules
 from config import site as config_site
-from config.rows import Columns, hot_cursor, instances
 
 
 def progress_by_capsule(user, book: Book) -> dict[int, ReadingProgress]:
@@ -26,46 +23,10 @@ def progress_by_capsule(user, book: Book) -> dict[int, ReadingProgress]:
 
 
 def progress_get(user, capsule: Capsule) -> ReadingProgress | None:
-    """The reader's progress on one capsule (at most one row: unique per reader and capsule). Asked on every signed-in
-    capsule page, so written as the statement itself: the ORM took twice as long to build it as it took to run
-    (0.64 against 0.28 ms in one process, bench/load.py's profile)."""
+    """The reader's progress on one capsule (at most one row: unique per reader and capsule)."""
     if not user.is_authenticated:
         return None
-    with hot_cursor() as cursor:
-        cursor.execute(_PROGRESS_SQL, [user.pk, capsule.pk])
-        row = cursor.fetchone()
-    return instances(row, PROGRESS)[0] if row else None
-
-
-PROGRESS = Columns(ReadingProgress)
-_PROGRESS_SQL = (
-    f"SELECT {PROGRESS.select('p')} FROM {ReadingProgress._meta.db_table} p WHERE p.user_id = %s AND p.capsule_id = %s"
-)
-
-
-def reader_state(user, capsule: Capsule) -> tuple[bool, ReadingProgress | None]:
-    """has_full_access(user) and progress_get(user, capsule) (for the capsule page, which needs both), in one
-    statement where both need the database: a signed-in reader's page then makes one round trip fewer. The access
-    part is the subscriptions app's own statement (subscriber_access_statement), so the rule stays in one place."""
-    if not user.is_authenticated:
-        return False, None
-    if full_access_known(user) or user.is_staff:
-        return has_full_access(user), progress_get(user, capsule)
-    access, params = subscriber_access_statement(user)
-    with hot_cursor() as cursor:
-        cursor.execute(_reader_state_sql(access), [*params, user.pk, capsule.pk])
-        row = cursor.fetchone()
-    (progress,) = instances(row, PROGRESS)
-    return full_access_from(user, subscriber_access=bool(row[-1])), progress
-
-
-@cache
-def _reader_state_sql(access: str) -> str:
-    # Built once per process: the access statement is the same text for every reader, only its parameters differ.
-    return (
-        f"SELECT {PROGRESS.select('p')}, ({access}) AS subscriber_access FROM (SELECT 1) AS one"
-        f" LEFT JOIN {ReadingProgress._meta.db_table} p ON p.user_id = %s AND p.capsule_id = %s"
-    )
+    return ReadingProgress.objects.filter(user_id=user.pk, capsule_id=capsule.pk).first()
 
 
 def continue_reading(parts, progress: dict[int, ReadingProgress]) -> Capsule | None:

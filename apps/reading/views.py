@@ -14,10 +14,9 @@ from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
-from apps.reading.policy import can_read
+from apps.reading.policy import can_read, has_full_access
 from apps.reading.search import capsule_search, search_rate, search_rate_allows
 from config.caching import make_private, public_fragments, public_version, public_when_anonymous
-from config.shells import render_with_shell
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
 private_page = cache_control(private=True, no_store=True)
@@ -27,7 +26,8 @@ private_page = cache_control(private=True, no_store=True)
 @public_when_anonymous
 def capsule(request, slug):
     capsule = catalog.capsule_get(slug)
-    full_access, progress = selectors.reader_state(request.user, capsule)  # one statement for a signed-in reader
+    full_access = has_full_access(request.user)
+    progress = selectors.progress_get(request.user, capsule)
     readable = can_read(request.user, capsule)
     if readable and progress is None and request.user.is_authenticated:
         # Opening a capsule is recorded here, not left to the page's first position save: a capsule that fits on
@@ -44,10 +44,7 @@ def capsule(request, slug):
         "progress": progress if readable else None,
         "public_version": public_version(),  # the template's cached blocks: a revision is seen at once
     }
-    # Signed in: the page is rendered once per capsule and kind of reader, and only the reader's own parts per request.
-    response = render_with_shell(
-        request, "reading/capsule.html", context, personal=("progress",), vary_on=(capsule.pk, readable, full_access)
-    )
+    response = render(request, "reading/capsule.html", context)
     if not capsule.is_free:
         # A locked capsule's page depends on who asks (the text, or the offer to subscribe): never shared.
         make_private(response)

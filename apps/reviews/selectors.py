@@ -10,10 +10,11 @@ from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.paginator import Page, Paginator
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, QuerySet
 
 from apps.catalog.models import Book
 from apps.reading.models import ReadingProgress
+from apps.reading.policy import full_access_condition
 from apps.reviews.models import STARS, BookRating, Review
 
 SORTS = {"newest": "Newest", "highest": "Highest rated", "lowest": "Lowest rated"}
@@ -49,14 +50,9 @@ def review_eligibility(user, book: Book) -> Eligibility:
 
 def _with_reviewer(reviews: QuerySet) -> QuerySet:
     """Reviews with their reviewer loaded and `reviewer_full_access` annotated in the same query:
-    the "subscriber" badge follows the access rules of apps.subscriptions (staff included, as in
-    apps.reading.policy.has_full_access), for a whole page of reviews at once."""
-    from apps.subscriptions.models import ComplimentaryAccess, Subscription
-
-    subscription = Subscription.objects.giving_access().filter(customer__user_id=OuterRef("user_id"))
-    complimentary = ComplimentaryAccess.objects.current().filter(user_id=OuterRef("user_id"))
+    the "subscriber" badge is apps.reading.policy.has_full_access, for a whole page of reviews at once."""
     return reviews.select_related("user").annotate(
-        reviewer_full_access=Q(user__is_staff=True) | Exists(subscription) | Exists(complimentary),
+        reviewer_full_access=ExpressionWrapper(full_access_condition("user"), output_field=BooleanField())
     )
 
 

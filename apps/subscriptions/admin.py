@@ -100,7 +100,7 @@ class SubscriptionAdmin(ReadOnlyAdmin):
 
     @admin.display(description="gives access now", boolean=True)
     def gives_access(self, obj):
-        return Subscription.objects.filter(pk=obj.pk).giving_access().exists()
+        return services.subscription_gives_access(obj, now=timezone.now())
 
     @admin.action(description="Re-sync selected subscriptions from Stripe")
     def resync(self, request, queryset):
@@ -227,7 +227,7 @@ class ComplimentaryAccessAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            super().save_model(request, obj, form, change)
+            services.complimentary_access_change(access=obj)
             return
         created = services.complimentary_access_grant(
             user=obj.user,

@@ -2,7 +2,8 @@
 
 Stripe is the source of truth for customers and subscriptions: these rows are written only by
 `services.subscription_sync` from what the Stripe API answers (never from a redirect, never
-from a webhook payload alone). Access is computed from the stored rows (`selectors.has_subscriber_access`).
+from a webhook payload alone). Each reader's access window is computed from the stored rows when they change
+(`services.entitlement`) and stored on the reader.
 """
 
 from datetime import timedelta
@@ -33,24 +34,6 @@ class Customer(models.Model):
 class SubscriptionQuerySet(models.QuerySet):
     def for_user(self, user):
         return self.filter(customer__user_id=user.pk)
-
-    def giving_access(self, *, now=None):
-        """Subscriptions that give full access at `now`:
-
-        - active or trialing, unless a scheduled cancellation (at period end, or `cancel_at`)
-          has already passed: access ends then even if the `deleted` event never arrives;
-        - past_due for less than SUBSCRIPTION_PAST_DUE_GRACE_DAYS since it became past_due.
-
-        canceled, unpaid, incomplete, incomplete_expired and paused give nothing.
-        """
-        now = now or timezone.now()
-        grace = timedelta(days=settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS)
-        not_ended = ~Q(cancel_at_period_end=True, current_period_end__lte=now) & (
-            Q(cancel_at__isnull=True) | Q(cancel_at__gt=now)
-        )
-        paying = Q(status__in=[Subscription.Status.ACTIVE, Subscription.Status.TRIALING])
-        in_grace = Q(status=Subscription.Status.PAST_DUE, past_due_since__gt=now - grace)
-        return self.filter((paying | in_grace) & not_ended)
 
     def still_open(self, *, now=None):
         """Subscriptions Stripe still bills or may recover (a reader with one must not start a

@@ -3,58 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from apps.subscriptions import stripe_api
 from apps.subscriptions.models import ComplimentaryAccess, Customer, Subscription
-from config.rows import hot_cursor
+from apps.subscriptions.services.entitlement import subscription_gives_access
 
 
 def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
-    """True when the stored state gives `user` a subscriber's access at `now`: an active or
-    trialing subscription (until a scheduled cancellation passes), a past_due one within the grace
-    period, or current complimentary access. Staff do not count here: whether someone may read
-    everything is `apps.reading.policy.has_full_access`. One SQL statement; never calls Stripe."""
+    """True when the reader's stored entitlement (services.entitlement, written whenever a subscription or grant
+    changes) gives a subscriber's access at `now`: a comparison on the user object as loaded (for a request, when the
+    request began), no query. Staff do not count here: whether someone may read everything is
+    `apps.reading.policy.has_full_access`. Never calls Stripe."""
     if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
         return False
-    statement, params = subscriber_access_statement(user, now=now)
-    with hot_cursor() as cursor:  # asked on every signed-in page: prepared on PostgreSQL
-        cursor.execute(statement, params)
-        return bool(cursor.fetchone()[0])
-
-
-def subscriber_access_statement(user, *, now: datetime | None = None) -> tuple[str, list]:
-    """has_subscriber_access as a SQL expression of one boolean and its parameters, for a page that reads more in the
-    same statement (apps.reading.selectors.reader_state). `user` is a saved, signed-in reader."""
-    now = now or timezone.now()
-    since = now - timedelta(days=settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS)
-    at, grace_start = (connection.ops.adapt_datetimefield_value(moment) for moment in (now, since))
-    status = Subscription.Status
-    return _ACCESS_SQL, [user.pk, status.ACTIVE, status.TRIALING, status.PAST_DUE, grace_start, at, at, user.pk, at, at]
-
-
-# Subscription.objects.giving_access() or ComplimentaryAccess.objects.current(), for one reader, as one statement
-# written out: it is asked on every signed-in page, where building the two ORM queries took about 1.5 ms of Python,
-# several times the queries themselves (bench/load.py's profile). The querysets stay the rule's definition (the
-# account page and admin use them); tests/subscriptions/test_access.py holds this statement equal to them over every
-# combination of status, scheduled cancellation, grace and grant, on PostgreSQL and SQLite. The IS NOT NULL matches
-# the ORM's negation, which keeps a row whose period end is unknown.
-_ACCESS_SQL = f"""
-SELECT EXISTS (
-    SELECT 1 FROM {Subscription._meta.db_table} s JOIN {Customer._meta.db_table} c ON c.id = s.customer_id
-    WHERE c.user_id = %s
-      AND (s.status IN (%s, %s) OR (s.status = %s AND s.past_due_since > %s))
-      AND NOT (s.cancel_at_period_end AND s.current_period_end IS NOT NULL AND s.current_period_end <= %s)
-      AND (s.cancel_at IS NULL OR s.cancel_at > %s)
-) OR EXISTS (
-    SELECT 1 FROM {ComplimentaryAccess._meta.db_table} a
-    WHERE a.user_id = %s AND a.revoked_at IS NULL AND a.starts_at <= %s AND (a.ends_at IS NULL OR a.ends_at > %s)
-)
-"""
+    return user.has_entitlement_at(now or timezone.now())
 
 
 def stripe_is_configured() -> bool:
@@ -78,8 +44,10 @@ def subscription_current(user) -> Subscription | None:
     recent one."""
     if user is None or not user.is_authenticated:
         return None
-    subscriptions = Subscription.objects.for_user(user).select_related("customer")
-    return subscriptions.giving_access().first() or subscriptions.first()
+    subscriptions = list(Subscription.objects.for_user(user).select_related("customer"))
+    now = timezone.now()
+    giving = [s for s in subscriptions if subscription_gives_access(s, now=now)]
+    return (giving or subscriptions or [None])[0]
 
 
 def complimentary_access_current(user) -> ComplimentaryAccess | None:

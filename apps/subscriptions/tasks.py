@@ -38,3 +38,8 @@ def send_subscription_email(self, subscription_id: int, kind: str) -> bool:
         return services.subscription_email_send(subscription_id=subscription_id, kind=kind)
     except OSError as exc:  # SMTP and network errors
         raise self.retry(exc=exc, countdown=60 * (self.request.retries + 1)) from exc
+
+
+@shared_task(soft_time_limit=120, time_limit=180)
+def refresh_ended_entitlements() -> int:
+    return services.entitlements_refresh_all(ended_only=True)

@@ -26,6 +26,9 @@ SITE_ID = 1
 # EPUB links and dc:source, emails, Stripe's return addresses in test mode (config/site.py). `make run` sets it
 # to its own address; production derives it from ALLOWED_HOSTS when unset (config/settings/prod.py).
 SITE_URL = (env_str("SITE_URL", "") or "").rstrip("/")
+# The site is served at the root of its host: the script prefix in every {% url %} is this, never a SCRIPT_NAME
+# sent with the request (pages and fragments are cached for every visitor, config/caching.py).
+FORCE_SCRIPT_NAME = ""
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -62,7 +65,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "apps.accounts.middleware.SessionAuthenticationMiddleware",  # Django's, with the reader read with the session
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -93,9 +96,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.subscriptions.context_processors.stripe_test_mode",
+                "config.site.site_context",
             ],
-            # {% url %} remembers what it reversed; {% personal %} marks a reader's own part of a page (config.shells)
-            "builtins": ["config.template_urls", "config.shells"],
         },
     },
 ]
@@ -113,8 +115,6 @@ def database_from_env(default_url: str) -> dict:
     database = dj_database_url.parse(
         env_str("DATABASE_URL", default_url), conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
     )
-    if database["ENGINE"] == "django.db.backends.postgresql":
-        database["ENGINE"] = "config.postgresql"  # Django's, checking an idle connection only (config/postgresql)
     if database["ENGINE"] == "django.db.backends.sqlite3":
         # The web server and the worker share the file: WAL lets readers go on while one writes, the busy timeout
         # makes a writer wait its turn, and IMMEDIATE takes the write lock at BEGIN, where waiting works (a
@@ -127,13 +127,6 @@ def database_from_env(default_url: str) -> dict:
 
 
 DATABASES = database_from_env(DEFAULT_DATABASE_URL)
-# A persistent PostgreSQL connection that ended a request without error this recently is not health-checked again.
-DB_HEALTH_CHECK_IDLE_MS = env_int("DB_HEALTH_CHECK_IDLE_MS", 100)
-# PostgreSQL: the hot statements (config.rows.hot_cursor) are prepared on a connection after this many runs; empty:
-# never (for a pooler that cannot keep prepared statements).
-DB_PREPARE_THRESHOLD = env_int("DB_PREPARE_THRESHOLD", 2) if env_str("DB_PREPARE_THRESHOLD", "2") else None
-# Signed-in pages rendered once per kind of reader, with each reader's own parts filled in (config/shells.py).
-PAGE_SHELLS = env_bool("PAGE_SHELLS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The demo book that `load_demo` (and so `make run`) imports.
@@ -248,7 +241,9 @@ STRIPE_TRIAL_DAYS = env_int("STRIPE_TRIAL_DAYS", 0)  # free trial on new subscri
 # An event whose processing failed this many times (its task's retries, then the sweep every 5 minutes: about an
 # hour and a half at 12) is dead-lettered: kept with its error, shown in admin, replayed from there.
 STRIPE_EVENT_MAX_ATTEMPTS = env_int("STRIPE_EVENT_MAX_ATTEMPTS", 12)
-SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)  # access kept after a failed renewal
+# Access kept after a failed renewal. Stored in each reader's access window: after a change, run `manage.py
+# entitlements_refresh`.
+SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)
 
 # Test mode (what `make run` starts when no STRIPE_SECRET_KEY is set): the same services and webhook handling,
 # against a local Stripe stand-in (`manage.py stripe_test_server`: localstripe plus Prices, Checkout and the
@@ -311,7 +306,9 @@ STORAGES = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
-SESSION_ENGINE = "apps.accounts.sessions"  # Django's database sessions, read with one written-out statement
+# Django's own database sessions: one indexed read per signed-in request, and nobody is signed out or refused when
+# Redis is down or evicts (cached_db through Django's Redis backend turned a Redis outage into 500s on every page).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 CSRF_COOKIE_HTTPONLY = True  # htmx sends the token from the page (base.html), never from the cookie
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -377,6 +374,8 @@ CELERY_BEAT_SCHEDULE = {
     "submissions-sweep": {"task": "submissions.sweep", "schedule": 60.0},  # stuck submissions: re-queue or fail
     "clear-expired-sessions": {"task": "apps.accounts.tasks.clear_expired_sessions", "schedule": 6 * 60 * 60.0},
     "stripe-events-retry": {"task": "apps.subscriptions.tasks.retry_unprocessed_stripe_events", "schedule": 5 * 60.0},
+    # A reader whose stored access window ended may have a later one (a grant starting after a gap).
+    "entitlements-refresh": {"task": "apps.subscriptions.tasks.refresh_ended_entitlements", "schedule": 15 * 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -1,48 +1,21 @@
-"""The session engine (apps/accounts/sessions.py): Django's database sessions with the read written out, each
-stored with its reader's id and read together with the reader. Also run on SQLite (tests/reading/test_search_sqlite)."""
-
-from datetime import timedelta
-from importlib import import_module
+"""Sessions are Django's own (database sessions, django_session) with Django's AuthenticationMiddleware;
+the custom store they replaced is retired by a migration that keeps everyone signed in."""
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.models import Session
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
 
-from apps.accounts.models import Session, User
-from apps.accounts.sessions import SessionStore
+from apps.accounts.models import User
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_site_uses_it():
-    assert settings.SESSION_ENGINE == "apps.accounts.sessions"
-
-
-def test_a_stored_session_reads_back_and_an_expired_or_unknown_one_is_empty_with_a_new_key_on_save():
-    store = SessionStore()
-    store["reader"] = 42
-    store.create()
-    key = store.session_key
-
-    assert SessionStore(key).load() == {"reader": 42}
-
-    Session.objects.filter(session_key=key).update(expire_date=timezone.now() - timedelta(seconds=1))
-    expired = SessionStore(key)
-    assert expired.load() == {} and expired.session_key is None
-    expired["reader"] = 7
-    expired.save()
-    assert expired.session_key != key  # never revives the expired key
-
-    unknown = SessionStore("x" * 32)
-    assert unknown.load() == {} and unknown.session_key is None
-    assert SessionStore("bad key!").load() == {}  # refused by the key's validation, no query
-
-
-# The reader read with the session (apps.accounts.sessions.session_user, through SessionAuthenticationMiddleware).
+def test_the_site_uses_djangos_sessions_and_authentication():
+    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    assert "django.contrib.auth.middleware.AuthenticationMiddleware" in settings.MIDDLEWARE
 
 
 def _signed_in_client(user):
@@ -55,22 +28,9 @@ def _reader_on(client) -> int:
     return client.get(reverse("accounts:profile")).status_code
 
 
-def test_a_signed_in_request_reads_its_session_and_its_reader_in_one_statement(reader):
+def test_a_deleted_readers_session_signs_in_no_one(reader):
     client = _signed_in_client(reader)
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(reverse("accounts:profile"))
-    assert response.status_code == 200 and response.wsgi_request.user == reader
-    statements = [query["sql"] for query in queries]
-    assert any("accounts_session" in sql and "accounts_user" in sql for sql in statements), statements
-    assert not [sql for sql in statements if "accounts_session" not in sql and 'FROM "accounts_user"' in sql]
-
-
-def test_the_session_keeps_its_readers_id_and_ends_with_the_reader(reader):
-    client = _signed_in_client(reader)
-    key = client.cookies[settings.SESSION_COOKIE_NAME].value
-    assert Session.objects.get(session_key=key).user_id == reader.pk
     User.objects.filter(pk=reader.pk).delete()
-    assert not Session.objects.filter(session_key=key).exists()
     assert client.get(reverse("accounts:profile")).status_code == 302  # to sign in
 
 
@@ -79,8 +39,9 @@ def test_a_password_changed_elsewhere_signs_the_session_out(reader):
     assert _reader_on(client) == 200
     reader.set_password("an-entirely-new-password-9")
     reader.save()
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
     assert _reader_on(client) == 302
-    assert not Session.objects.filter(user=reader).exists()  # flushed, as Django's get_user does
+    assert not Session.objects.filter(session_key=key).exists()  # flushed by Django's get_user
 
 
 def test_a_deactivated_reader_is_signed_out(reader):
@@ -106,15 +67,38 @@ def test_signing_out_ends_the_session_for_every_copy_of_its_cookie(reader):
     assert _reader_on(stolen) == 302
 
 
-def test_the_migration_to_this_table_keeps_readers_signed_in(reader):
-    from django.apps import apps
-    from django.contrib.auth import SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore as DjangosSessionStore
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_back_to_djangos_table_keeps_readers_signed_in(reader):
+    """0005 copies the unexpired sessions of the retired table into django_session: the cookie still signs in."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.utils import timezone
 
-    migration = import_module("apps.accounts.migrations.0003_session_with_reader")
-    before = DjangosSessionStore()  # a session in Django's own table, as every one was before the change
-    before[SESSION_KEY], before["theme"] = str(reader.pk), "dark"
-    before.create()
-    migration.sessions_copy(apps, None)
-    copied = Session.objects.get(session_key=before.session_key)
-    assert copied.user_id == reader.pk and SessionStore(before.session_key).load()["theme"] == "dark"
+    executor = MigrationExecutor(connection)
+    before = [("accounts", "0004_user_access_entitlement"), ("sessions", "0001_initial")]
+    executor.migrate(before)
+    try:
+        old_apps = executor.loader.project_state(before).apps
+        OldSession = old_apps.get_model("accounts", "Session")
+        encoder = SessionStore()
+        data = {
+            SESSION_KEY: str(reader.pk),
+            BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0],
+            HASH_SESSION_KEY: reader.get_session_auth_hash(),
+            "theme": "dark",
+        }
+        far, past = timezone.now() + timezone.timedelta(days=3), timezone.now() - timezone.timedelta(seconds=1)
+        OldSession.objects.create(session_key="k" * 32, session_data=encoder.encode(data), expire_date=far)
+        OldSession.objects.create(session_key="e" * 32, session_data=encoder.encode(data), expire_date=past)
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert SessionStore("k" * 32).load()["theme"] == "dark"
+    assert not Session.objects.filter(session_key="e" * 32).exists()
+    client = Client()
+    client.cookies[settings.SESSION_COOKIE_NAME] = "k" * 32
+    assert _reader_on(client) == 200
+    assert "accounts_session" not in connection.introspection.table_names()

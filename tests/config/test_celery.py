@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from celery.contrib.testing.worker import start_worker
 from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.models import Session
 from django.utils import timezone
 
-from apps.accounts.models import Session
-from apps.accounts.sessions import SessionStore
 from apps.accounts.tasks import clear_expired_sessions
 from config.celery import app
 

@@ -4,9 +4,9 @@ and the new average swapped in place (htmx), edits it; the same works with JavaS
 import re
 
 import pytest
+from django.contrib.sessions.models import Session
 from playwright.sync_api import expect
 
-from apps.accounts.models import Session
 from apps.reviews import services
 from apps.reviews.models import Review
 from tests.e2e.pages import axe_problems, sign_in

@@ -100,11 +100,11 @@ def _head(page: str) -> str:
 def test_the_landing_page_shares_the_book_picture_and_a_capsule_its_part_picture(mini_book):
     client = client_for("active")
     landing = _head(client.get("/").content.decode())
-    assert '<meta property="og:image" content="http://testserver/share/book.png">' in landing
+    assert '<meta property="og:image" content="https://kernel.example.com/share/book.png">' in landing
     assert '<meta name="twitter:card" content="summary_large_image">' in landing
     assert '<link rel="alternate" type="application/atom+xml"' in landing
     capsule = _head(client.get("/capsules/locked-two/").content.decode())
-    assert '<meta property="og:image" content="http://testserver/share/parts/1.png">' in capsule
+    assert '<meta property="og:image" content="https://kernel.example.com/share/parts/1.png">' in capsule
     assert '<meta property="og:image:alt" content="Mini Book, part 1: Deep">' in capsule
     for url in ("/share/book.png", "/share/parts/1.png", "/share/parts/0.png"):
         response = Client().get(url)

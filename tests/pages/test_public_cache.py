@@ -200,3 +200,62 @@ def test_a_process_reads_a_capsule_once_per_version_and_an_edit_or_unpublish_is_
     capsule_save(capsule=locked)
     with pytest.raises(Http404):
         capsule_get(locked.slug)
+
+
+# A client chooses its Host (any port on an allowed host), its scheme header and, through a proxy that trusts it, a
+# SCRIPT_NAME: none of them may make a kept page, or kept piece of one, that another visitor is given.
+HOSTILE_REQUESTS = [
+    {"SCRIPT_NAME": "/evil-prefix"},
+    {"HTTP_HOST": "kernel.example.com:6666"},
+    {"HTTP_HOST": "testserver:7777", "SCRIPT_NAME": "/evil-prefix"},
+    {"HTTP_X_FORWARDED_PROTO": "gopher", "HTTP_X_FORWARDED_HOST": "evil.example.net"},
+]
+
+
+def _through_wsgi(path, **environ) -> str:
+    """A request through Django's WSGI handler as gunicorn hands it over (the test client sets no script prefix)."""
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+    from django.test import RequestFactory
+    from django.urls import set_script_prefix
+
+    chunks = []
+    # As the test client does: the test's transaction must outlive the request.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        result = WSGIHandler()(RequestFactory()._base_environ(PATH_INFO=path, **environ), lambda *args: None)
+        chunks = list(result)
+        result.close()
+    finally:
+        set_script_prefix("/")
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("hostile", HOSTILE_REQUESTS, ids=["script-name", "odd-port", "both", "forwarded"])
+def test_a_script_name_or_odd_host_never_reaches_another_visitors_page(client, mini_book, hostile):
+    from django.test import Client
+
+    urls = [*_public_urls(mini_book), _locked(mini_book).get_absolute_url()]
+    for url in urls:
+        _through_wsgi(url, **hostile)  # first, so whatever it leaves is there for the next visitor
+    for url in urls:
+        body = Client().get(url).content.decode()
+        assert "evil" not in body and ":6666" not in body and ":7777" not in body, url
+    signed_in = Client()
+    signed_in.force_login(make_reader(mini_book))
+    body = signed_in.get(_locked(mini_book).get_absolute_url()).content.decode()
+    assert "evil" not in body and ":6666" not in body and ":7777" not in body
+
+
+def test_odd_hosts_share_one_kept_copy(client, mini_book):
+    url = reverse("pages:landing")
+    first = client.get(url)
+    for port in range(6000, 6005):
+        with CaptureQueriesContext(connection) as queries:
+            again = client.get(url, HTTP_HOST=f"testserver:{port}")
+        assert again.content == first.content and again["ETag"] == first["ETag"]
+        assert len(queries) == 1  # the version's read: the page was not rendered again

@@ -123,7 +123,7 @@ def test_meta_tags_of_a_locked_capsule_hold_only_public_text(mini_book):
     body = client_for("active").get("/capsules/locked-two/").content.decode()
     head = body[: body.index("</head>")]
     assert '<meta property="og:description" content="A locked capsule about shared-memory tiling.">' in head
-    assert 'rel="canonical" href="http://testserver/capsules/locked-two/"' in head
+    assert 'rel="canonical" href="https://kernel.example.com/capsules/locked-two/"' in head
     assert not any(sentinel in head for sentinel in LOCKED_SENTINELS)
 
 

@@ -92,8 +92,8 @@ def test_search_and_the_access_matrix_pass_on_sqlite(tmp_path):
     tests = [
         "tests/reading/test_search.py",
         "tests/reading/test_access_matrix.py",
+        "tests/subscriptions/test_access.py",
         "tests/accounts/test_sessions.py",
-        "tests/reading/test_reader_state.py",
         __file__,
     ]
     result = subprocess.run(

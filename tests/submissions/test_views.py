@@ -405,12 +405,14 @@ def test_the_live_fragment_answers_204_while_unchanged_and_286_when_finished(loc
 
 def test_polling_stops_when_the_reader_loses_access(locked_exercise, subscriber):
     from apps.subscriptions.models import Subscription
+    from apps.subscriptions.services import entitlement_refresh
 
     client = client_for(subscriber)
     make_submission(subscriber, locked_exercise)
     url = "/capsules/locked-two/submissions/"
     assert client.get(url, HTTP_HX_REQUEST="true").status_code == 200
     Subscription.objects.filter(customer__user=subscriber).update(status=Subscription.Status.CANCELED)
+    entitlement_refresh(user_id=subscriber.pk)  # as the subscription mirror does with what it writes
     lost = client.get(url, HTTP_HX_REQUEST="true")
     assert lost.status_code == 286 and "no longer open to you" in lost.content.decode()
     assert "naive" not in lost.content.decode().lower()  # nothing of the exercise or the source

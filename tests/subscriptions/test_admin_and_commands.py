@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from apps.demo.data import demo_accounts_ensure, demo_subscriber_ensure
 from apps.subscriptions.models import ComplimentaryAccess, StripeEvent, Subscription
-from apps.subscriptions.selectors import has_subscriber_access
 from tests.factories import UserFactory
 from tests.subscriptions.factories import ComplimentaryAccessFactory, CustomerFactory, SubscriptionFactory
 from tests.subscriptions.stripe_stub import event_payload, subscription_object
+from tests.subscriptions.visitors import stored_access
 
 pytestmark = pytest.mark.django_db
 
@@ -72,8 +72,8 @@ def test_admins_grant_complimentary_access_with_a_reason_and_an_end_date(admin_c
         staff,
         ends,
     )
-    assert has_subscriber_access(reader)
-    assert not has_subscriber_access(reader, now=ends)
+    assert stored_access(reader)
+    assert not stored_access(reader, now=ends)
 
 
 def test_admins_revoke_complimentary_access(admin_client, staff):
@@ -84,7 +84,7 @@ def test_admins_revoke_complimentary_access(admin_client, staff):
     assert response.status_code == 302
     access.refresh_from_db()
     assert access.revoked_at is not None and access.revoked_by == staff
-    assert not has_subscriber_access(access.user)
+    assert not stored_access(access.user)
     assert "Ended or revoked" in admin_client.get("/admin/subscriptions/complimentaryaccess/").text
 
 
@@ -99,7 +99,7 @@ def test_admins_reprocess_a_failed_event(admin_client, stripe_stub):
     admin_client.post("/admin/subscriptions/stripeevent/", {"action": "reprocess", "_selected_action": [event.pk]})
     event.refresh_from_db()
     assert event.is_processed and event.last_error == ""
-    assert has_subscriber_access(customer.user)
+    assert stored_access(customer.user)
 
 
 # --- stripe_sync --------------------------------------------------------------------------------
@@ -167,5 +167,5 @@ def test_the_demo_subscriber_has_full_access_once(stripe_stub):
     assert first.reason == "demo" and demo_subscriber_ensure() == first
     from apps.accounts.models import User
 
-    assert has_subscriber_access(User.objects.get(email="subscriber@example.com"))
-    assert not has_subscriber_access(User.objects.get(email="reader@example.com"))
+    assert stored_access(User.objects.get(email="subscriber@example.com"))
+    assert not stored_access(User.objects.get(email="reader@example.com"))

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from apps.subscriptions import views
 from apps.subscriptions.models import Customer, Subscription
-from apps.subscriptions.selectors import has_subscriber_access
 from tests.subscriptions.conftest import PRICE_MONTHLY, PRICE_YEARLY, SECRET_KEY
 from tests.subscriptions.factories import ComplimentaryAccessFactory, CustomerFactory, SubscriptionFactory
 from tests.subscriptions.stripe_stub import price_object
+from tests.subscriptions.visitors import stored_access
 
 pytestmark = pytest.mark.django_db
 
@@ -122,7 +122,7 @@ def test_checkout_creates_a_subscription_session_for_the_reader_and_redirects_wi
     assert form["custom_text[submit][message]"] == (
         "By subscribing you agree to the terms of service: http://testserver/terms/"
     )
-    assert not Subscription.objects.exists() and not has_subscriber_access(reader)  # nothing granted yet
+    assert not Subscription.objects.exists() and not stored_access(reader)  # nothing granted yet
 
 
 def test_checkout_reuses_the_readers_stripe_customer_and_offers_the_trial(client, reader, stripe_stub):
@@ -178,7 +178,7 @@ def test_the_success_page_grants_nothing_and_polls_the_stored_state(client, read
     response = client.get("/billing/success/?session_id=cs_test_forged")
     assert response.status_code == 200
     assert "Waiting for Stripe" in response.text and 'hx-get="/billing/status/?since=' in response.text
-    assert not Subscription.objects.exists() and not has_subscriber_access(reader)
+    assert not Subscription.objects.exists() and not stored_access(reader)
     assert len(priced_stub.requests) == requests_before  # the page asks Stripe nothing: only the webhook counts
 
     SubscriptionFactory(customer=Customer.objects.get(user=reader))  # the webhook has been processed
@@ -305,7 +305,7 @@ def test_the_way_back_never_leaves_the_site(client, reader, priced_stub, evil):
 def test_a_reader_whose_payment_failed_fixes_the_card_instead_of_subscribing_twice(client, stripe_stub):
     subscription = SubscriptionFactory(status="past_due", past_due_since=timezone.now() - timedelta(days=30))
     reader = subscription.customer.user
-    assert not has_subscriber_access(reader)
+    assert not stored_access(reader)
     signed_in(client, reader)
     response = client.post(reverse("subscriptions:checkout"), {"plan": "monthly"})
     assert response.status_code == 303 and response["Location"] == reverse("accounts:profile")

@@ -9,11 +9,11 @@ import requests
 from django.core.management import call_command
 
 from apps.subscriptions.models import StripeEvent, Subscription
-from apps.subscriptions.selectors import has_subscriber_access
 from apps.subscriptions.services import customer_ensure
 from tests.factories import UserFactory
 from tests.subscriptions.conftest import WEBHOOK_SECRET, wait_for
 from tests.subscriptions.stripe_stub import event_payload, sign
+from tests.subscriptions.visitors import stored_access
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,7 +57,7 @@ def test_subscribe_and_cancel_through_signed_webhooks_over_http(stripe_local, li
         1200,
     )
     assert subscription.current_period_end is not None
-    assert has_subscriber_access(reader)
+    assert stored_access(reader)
     wait_for(
         lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded", processed_at__isnull=False).exists(),
         message="the invoice event to be processed",
@@ -65,7 +65,7 @@ def test_subscribe_and_cancel_through_signed_webhooks_over_http(stripe_local, li
 
     stripe_local.delete(f"/v1/subscriptions/{created['id']}")  # cancelled at once (e.g. from the dashboard)
     wait_for(lambda: _subscription(created["id"]).status == "canceled", message="the cancellation to arrive")
-    assert not has_subscriber_access(reader)
+    assert not stored_access(reader)
     wait_for(lambda: mailoutbox, message="the cancellation email from the worker")
     assert mailoutbox[0].to == [reader.email] and "has ended" in mailoutbox[0].subject
     # The status may come first from another event's re-read of the subscription: wait for the event itself.
@@ -97,7 +97,7 @@ def test_subscribe_and_cancel_through_signed_webhooks_over_http(stripe_local, li
         lambda: not StripeEvent.objects.filter(processed_at__isnull=True).exists(), message="the replay to be processed"
     )
     assert _subscription(created["id"]).status == "canceled"
-    assert not has_subscriber_access(reader)
+    assert not stored_access(reader)
 
 
 def test_a_forged_delivery_to_the_live_server_is_refused(stripe_local, live_server):
@@ -136,8 +136,8 @@ def test_stripe_sync_reads_past_due_and_scheduled_cancellations_from_localstripe
     subscription = _subscription(created["id"])
     assert (subscription.status, subscription.price_id, subscription.interval) == ("past_due", "plan_ke_yearly", "year")
     assert subscription.past_due_since is not None
-    assert has_subscriber_access(reader)  # within the grace period
-    assert not has_subscriber_access(reader, now=subscription.grace_ends_at)
+    assert stored_access(reader)  # within the grace period
+    assert not stored_access(reader, now=subscription.grace_ends_at)
 
     stripe_local.post(f"/v1/subscriptions/{created['id']}", {"cancel_at_period_end": "true"})
     call_command("stripe_sync", "--customer", customer.stripe_id)

@@ -13,12 +13,12 @@ from django.utils import timezone
 from apps.subscriptions import services
 from apps.subscriptions.errors import EventProcessingFailed
 from apps.subscriptions.models import Customer, StripeEvent, Subscription
-from apps.subscriptions.selectors import has_subscriber_access
 from apps.subscriptions.tasks import process_stripe_event
 from tests.factories import UserFactory
 from tests.subscriptions.conftest import WEBHOOK_SECRET
 from tests.subscriptions.factories import CustomerFactory
 from tests.subscriptions.stripe_stub import event_payload, sign, subscription_object
+from tests.subscriptions.visitors import stored_access
 
 pytestmark = pytest.mark.django_db
 
@@ -168,7 +168,7 @@ def test_the_webhook_answers_before_processing(stripe_stub, customer, post_event
 
     process_stripe_event(event.pk)  # what the worker runs
     assert Subscription.objects.get().status == "active"
-    assert has_subscriber_access(customer.user)
+    assert stored_access(customer.user)
 
 
 def test_deleted_arriving_before_created_ends_canceled(
@@ -188,7 +188,7 @@ def test_deleted_arriving_before_created_ends_canceled(
 
     subscription = Subscription.objects.get()
     assert subscription.status == "canceled" and subscription.ended_at is not None
-    assert not has_subscriber_access(customer.user)
+    assert not stored_access(customer.user)
     assert StripeEvent.objects.filter(processed_at__isnull=False).count() == 2
 
 
@@ -251,7 +251,7 @@ def test_the_task_retries_through_celery_until_stripe_answers(
         post_event(event_payload("customer.subscription.created", _snapshot()))
     event = StripeEvent.objects.get()
     assert (event.is_processed, event.attempts) == (True, 3)  # two failures, then success
-    assert has_subscriber_access(customer.user)
+    assert stored_access(customer.user)
 
 
 def test_the_periodic_sweep_leaves_fresh_and_processed_events_alone(
@@ -278,7 +278,7 @@ def test_checkout_completed_links_the_customer_to_the_reader_and_stores_the_subs
         post_event(event_payload("checkout.session.completed", session))
     assert Customer.objects.get(stripe_id="cus_new").user == reader
     assert Subscription.objects.get().stripe_id == "sub_new"
-    assert has_subscriber_access(reader)
+    assert stored_access(reader)
 
 
 def test_a_payment_failure_starts_the_grace_period_when_it_happened_and_emails_once(
@@ -296,8 +296,8 @@ def test_a_payment_failure_starts_the_grace_period_when_it_happened_and_emails_o
     subscription = Subscription.objects.get()
     assert subscription.status == "past_due"
     assert abs((subscription.past_due_since - timezone.now()).total_seconds() + 3 * 86400) < 5
-    assert has_subscriber_access(customer.user)  # 3 of 7 days of grace used
-    assert not has_subscriber_access(customer.user, now=subscription.past_due_since + timedelta(days=7))
+    assert stored_access(customer.user)  # 3 of 7 days of grace used
+    assert not stored_access(customer.user, now=subscription.past_due_since + timedelta(days=7))
     assert len(mailoutbox) == 1
     assert mailoutbox[0].to == [customer.user.email]
     assert "did not go through" in mailoutbox[0].subject
@@ -363,7 +363,7 @@ def test_a_subscription_stripe_no_longer_knows_gives_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         post_event(event_payload("customer.subscription.deleted", _snapshot(status="canceled")))  # and GET answers 404
     assert Subscription.objects.get().status == "canceled"
-    assert not has_subscriber_access(customer.user)
+    assert not stored_access(customer.user)
 
 
 def test_beat_runs_the_sweep_which_requeues_old_unprocessed_events(

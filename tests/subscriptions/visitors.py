@@ -14,6 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from apps.subscriptions.models import Subscription
+from apps.subscriptions.selectors import has_subscriber_access
 from tests.factories import UserFactory
 from tests.subscriptions.factories import ComplimentaryAccessFactory, SubscriptionFactory
 
@@ -78,3 +79,11 @@ def client_for(kind: str) -> Client:
     if visitor.is_authenticated:
         client.force_login(visitor)
     return client
+
+
+def stored_access(user, *, now=None) -> bool:
+    """has_subscriber_access for the reader as stored now (as the next request loads them): a test's user object
+    was loaded before the services changed the reader's entitlement."""
+    if user is None or not user.is_authenticated:
+        return has_subscriber_access(user, now=now)
+    return has_subscriber_access(type(user).objects.get(pk=user.pk), now=now)

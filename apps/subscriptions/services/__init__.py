@@ -5,7 +5,8 @@ One module per topic; callers import the names from this package:
 - `events`: webhook events verified, stored once and applied (a table of handlers by event type);
 - `sync`: the subscription mirror, re-read from the Stripe API;
 - `emails`: emails that follow changes of a subscription's stored state;
-- `complimentary`: complimentary access granted and revoked by staff.
+- `complimentary`: complimentary access granted and revoked by staff;
+- `entitlement`: each reader's access window, stored on the reader whenever the two above change it.
 - `standin_pages` (test mode only, imported by its views): what Stripe's hosted Checkout and Portal pages do,
   done against the local stand-in (`manage.py stripe_test_server`).
 
@@ -21,8 +22,17 @@ from apps.subscriptions.services.checkout import (
     plan_price_id,
     portal_session_create,
 )
-from apps.subscriptions.services.complimentary import complimentary_access_grant, complimentary_access_revoke
+from apps.subscriptions.services.complimentary import (
+    complimentary_access_change,
+    complimentary_access_grant,
+    complimentary_access_revoke,
+)
 from apps.subscriptions.services.emails import EmailKind, subscription_email_send
+from apps.subscriptions.services.entitlement import (
+    entitlement_refresh,
+    entitlements_refresh_all,
+    subscription_gives_access,
+)
 from apps.subscriptions.services.events import (
     EVENT_HANDLERS,
     HANDLED_EVENT_TYPES,
@@ -47,11 +57,14 @@ __all__ = [
     "EmailKind",
     "SyncReport",
     "checkout_session_create",
+    "complimentary_access_change",
     "complimentary_access_grant",
     "complimentary_access_revoke",
     "customer_ensure",
     "customer_link",
     "customer_sync",
+    "entitlement_refresh",
+    "entitlements_refresh_all",
     "event_process",
     "event_record",
     "event_replay",
@@ -60,6 +73,7 @@ __all__ = [
     "plan_price_id",
     "portal_session_create",
     "subscription_email_send",
+    "subscription_gives_access",
     "subscription_store",
     "subscription_sync",
     "subscriptions_sync_all",

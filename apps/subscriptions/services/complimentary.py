@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db import transaction
 from django.utils import timezone
 
 from apps.subscriptions.models import ComplimentaryAccess
+from apps.subscriptions.services.entitlement import entitlement_refresh
 
 
 def complimentary_access_grant(
@@ -18,14 +20,27 @@ def complimentary_access_grant(
     starts_at = starts_at or timezone.now()
     if ends_at is not None and ends_at <= starts_at:
         raise ValueError("The end date must come after the start.")
-    return ComplimentaryAccess.objects.create(
-        user=user, reason=reason, starts_at=starts_at, ends_at=ends_at, granted_by=granted_by
-    )
+    with transaction.atomic():
+        access = ComplimentaryAccess.objects.create(
+            user=user, reason=reason, starts_at=starts_at, ends_at=ends_at, granted_by=granted_by
+        )
+        entitlement_refresh(user_id=user.pk)
+    return access
+
+
+def complimentary_access_change(*, access: ComplimentaryAccess) -> ComplimentaryAccess:
+    """Saves an edited grant (admin: its start, end or reason) and the reader's entitlement with it."""
+    with transaction.atomic():
+        access.save()
+        entitlement_refresh(user_id=access.user_id)
+    return access
 
 
 def complimentary_access_revoke(*, access: ComplimentaryAccess, revoked_by=None) -> ComplimentaryAccess:
     if access.revoked_at is None:
-        access.revoked_at = timezone.now()
-        access.revoked_by = revoked_by
-        access.save(update_fields=["revoked_at", "revoked_by"])
+        with transaction.atomic():
+            access.revoked_at = timezone.now()
+            access.revoked_by = revoked_by
+            access.save(update_fields=["revoked_at", "revoked_by"])
+            entitlement_refresh(user_id=access.user_id)
     return access

@@ -16,6 +16,7 @@ from apps.subscriptions import stripe_api
 from apps.subscriptions.errors import StripeDataError
 from apps.subscriptions.models import Customer, Subscription
 from apps.subscriptions.services.emails import EmailKind, _enqueue_email
+from apps.subscriptions.services.entitlement import entitlement_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,7 @@ def subscription_store(*, data: dict, past_due_observed_at: datetime | None = No
         subscription, _ = Subscription.objects.update_or_create(
             stripe_id=data["id"], defaults={**fields, "customer": customer, "synced_at": now}
         )
+        entitlement_refresh(user_id=customer.user_id)
         for kind in _emails_for_transition(existing, subscription):
             _enqueue_email(subscription.pk, kind)
         return subscription
@@ -171,6 +173,7 @@ def _subscription_gone(stripe_subscription_id: str) -> Subscription | None:
     existing.past_due_since = None
     existing.synced_at = timezone.now()
     existing.save()
+    entitlement_refresh(user_id=existing.customer.user_id)
     for kind in _emails_for_transition(previous, existing):
         _enqueue_email(existing.pk, kind)
     return existing

@@ -1,0 +1,129 @@
+"""The reader's entitlement: when full access from a subscription or complimentary access begins and ends, computed
+when one of them changes and stored on the reader (access_source, access_from, access_until), so that a page asks
+the clock, not the database. This is the one definition of the rule; apps.reading.policy reads what it writes.
+
+Written by subscription_store (the webhook-driven mirror), complimentary_access_grant / _revoke, and the
+`entitlements_refresh` command (run by a migration, and after SUBSCRIPTION_PAST_DUE_GRACE_DAYS changes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from apps.subscriptions.models import ComplimentaryAccess, Subscription
+
+PAYING = (Subscription.Status.ACTIVE, Subscription.Status.TRIALING)
+
+
+@dataclass(frozen=True)
+class Entitlement:
+    source: str  # "" when nothing gives access now or later
+    starts_at: datetime | None  # None: already
+    ends_at: datetime | None  # None: no end known; exclusive
+
+
+NONE = Entitlement("", None, None)
+
+
+def subscription_window(subscription, *, grace: timedelta) -> tuple[datetime | None, datetime | None] | None:
+    """(begins, ends) of the access one subscription gives, ends exclusive, or None when it gives none:
+
+    - active or trialing: until a scheduled cancellation (at period end, or `cancel_at`), else open-ended (Stripe
+      renews it, and the webhook writes the next state);
+    - past_due: until SUBSCRIPTION_PAST_DUE_GRACE_DAYS after it became past due, or the scheduled end if sooner;
+    - canceled, unpaid, incomplete, incomplete_expired and paused give nothing.
+    """
+    if subscription.status in PAYING:
+        ends = None
+    elif subscription.status == Subscription.Status.PAST_DUE and subscription.past_due_since is not None:
+        ends = subscription.past_due_since + grace
+    else:
+        return None
+    # A period end that is unknown schedules nothing (Stripe always sends one; the old rows may lack it).
+    for scheduled in (
+        subscription.current_period_end if subscription.cancel_at_period_end else None,
+        subscription.cancel_at,
+    ):
+        if scheduled is not None:
+            ends = scheduled if ends is None else min(ends, scheduled)
+    return None, ends
+
+
+def subscription_gives_access(subscription, *, now: datetime) -> bool:
+    """Whether this one subscription gives access at `now` (the account page and admin show it)."""
+    window = subscription_window(subscription, grace=timedelta(days=settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS))
+    return window is not None and (window[1] is None or now < window[1])
+
+
+def grant_window(grant) -> tuple[datetime | None, datetime | None] | None:
+    if grant.revoked_at is not None:
+        return None
+    return grant.starts_at, grant.ends_at
+
+
+def entitlement_from(subscriptions, grants, *, now: datetime, grace: timedelta) -> Entitlement:
+    """The first stretch of access that has not ended at `now`, windows that overlap or touch joined into one.
+    A later stretch separated by a gap (a grant starting after a subscription's grace) is written when the first
+    ends: a periodic task (subscriptions.tasks.refresh_ended_entitlements) moves on to it."""
+    windows = [(window, "subscription") for s in subscriptions if (window := subscription_window(s, grace=grace))]
+    windows += [(window, "complimentary") for g in grants if (window := grant_window(g))]
+    live = [(begins, ends, source) for (begins, ends), source in windows if ends is None or ends > now]
+    if not live:
+        return NONE
+    live.sort(key=lambda w: (w[0] is not None, w[0] or now))
+    begins, ends, first_source = live[0]
+    sources = {first_source}
+    for other_begins, other_ends, source in live[1:]:
+        if ends is not None and other_begins is not None and other_begins > ends:
+            break
+        sources.add(source)
+        ends = None if ends is None or other_ends is None else max(ends, other_ends)
+    if ends is not None and begins is not None and ends <= begins:
+        return NONE
+    return Entitlement("+".join(sorted(sources)), begins, ends)
+
+
+def entitlement_refresh(*, user_id, now: datetime | None = None) -> Entitlement:
+    """Recomputes and stores one reader's entitlement from their stored subscriptions and grants. The reader's row is
+    locked first, so two writers (a webhook, an admin's grant) cannot store an entitlement computed before the
+    other's change."""
+    now = now or timezone.now()
+    grace = timedelta(days=settings.SUBSCRIPTION_PAST_DUE_GRACE_DAYS)
+    User = get_user_model()
+    with transaction.atomic():
+        if not User.objects.select_for_update().filter(pk=user_id).exists():
+            return NONE
+        entitlement = entitlement_from(
+            Subscription.objects.filter(customer__user_id=user_id),
+            ComplimentaryAccess.objects.filter(user_id=user_id),
+            now=now,
+            grace=grace,
+        )
+        User.objects.filter(pk=user_id).update(
+            access_source=entitlement.source, access_from=entitlement.starts_at, access_until=entitlement.ends_at
+        )
+    return entitlement
+
+
+def entitlements_refresh_all(*, now: datetime | None = None, ended_only: bool = False) -> int:
+    """Every reader with a subscription, a grant or a stored entitlement (or, `ended_only`, those whose stored
+    window has ended, to move on to a later one); returns how many were written."""
+    User = get_user_model()
+    if ended_only:
+        ended = User.objects.exclude(access_source="").filter(access_until__lte=now or timezone.now())
+        user_ids = set(ended.values_list("pk", flat=True))
+    else:
+        user_ids = (
+            set(Subscription.objects.values_list("customer__user_id", flat=True))
+            | set(ComplimentaryAccess.objects.values_list("user_id", flat=True))
+            | set(User.objects.exclude(access_source="").values_list("pk", flat=True))
+        )
+    for user_id in sorted(user_ids):
+        entitlement_refresh(user_id=user_id, now=now)
+    return len(user_ids)
