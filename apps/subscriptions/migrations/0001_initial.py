@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,88 +15,183 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Customer',
+            name="Customer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stripe_id', models.CharField(max_length=255, unique=True, verbose_name='Stripe customer id')),
-                ('email', models.EmailField(blank=True, max_length=254, verbose_name='email at creation')),
-                ('livemode', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='stripe_customer', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("stripe_id", models.CharField(max_length=255, unique=True, verbose_name="Stripe customer id")),
+                ("email", models.EmailField(blank=True, max_length=254, verbose_name="email at creation")),
+                ("livemode", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="stripe_customer",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='StripeEvent',
+            name="StripeEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stripe_id', models.CharField(max_length=255, unique=True, verbose_name='Stripe event id')),
-                ('type', models.CharField(db_index=True, max_length=255)),
-                ('livemode', models.BooleanField(default=False)),
-                ('api_version', models.CharField(blank=True, max_length=64)),
-                ('stripe_created', models.DateTimeField(help_text='When Stripe created the event.')),
-                ('object_id', models.CharField(blank=True, help_text='The id of data.object.', max_length=255, verbose_name='object id')),
-                ('payload', models.JSONField()),
-                ('received_at', models.DateTimeField(auto_now_add=True)),
-                ('processed_at', models.DateTimeField(blank=True, null=True)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('last_error', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("stripe_id", models.CharField(max_length=255, unique=True, verbose_name="Stripe event id")),
+                ("type", models.CharField(db_index=True, max_length=255)),
+                ("livemode", models.BooleanField(default=False)),
+                ("api_version", models.CharField(blank=True, max_length=64)),
+                ("stripe_created", models.DateTimeField(help_text="When Stripe created the event.")),
+                (
+                    "object_id",
+                    models.CharField(
+                        blank=True, help_text="The id of data.object.", max_length=255, verbose_name="object id"
+                    ),
+                ),
+                ("payload", models.JSONField()),
+                ("received_at", models.DateTimeField(auto_now_add=True)),
+                ("processed_at", models.DateTimeField(blank=True, null=True)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("last_error", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ['-received_at'],
-                'indexes': [models.Index(condition=models.Q(('processed_at__isnull', True)), fields=['received_at'], name='subs_event_unprocessed_idx')],
+                "ordering": ["-received_at"],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("processed_at__isnull", True)),
+                        fields=["received_at"],
+                        name="subs_event_unprocessed_idx",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ComplimentaryAccess',
+            name="ComplimentaryAccess",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(max_length=200)),
-                ('starts_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('ends_at', models.DateTimeField(blank=True, help_text='Leave empty for access with no end date.', null=True)),
-                ('granted_at', models.DateTimeField(auto_now_add=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('granted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='complimentary_accesses_granted', to=settings.AUTH_USER_MODEL)),
-                ('revoked_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='complimentary_accesses_revoked', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='complimentary_accesses', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("reason", models.CharField(max_length=200)),
+                ("starts_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "ends_at",
+                    models.DateTimeField(blank=True, help_text="Leave empty for access with no end date.", null=True),
+                ),
+                ("granted_at", models.DateTimeField(auto_now_add=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "granted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="complimentary_accesses_granted",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "revoked_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="complimentary_accesses_revoked",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="complimentary_accesses",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'complimentary access',
-                'verbose_name_plural': 'complimentary access',
-                'ordering': ['-granted_at'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('ends_at__isnull', True), ('ends_at__gt', models.F('starts_at')), _connector='OR'), name='subs_comp_ends_after_start')],
+                "verbose_name": "complimentary access",
+                "verbose_name_plural": "complimentary access",
+                "ordering": ["-granted_at"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("ends_at__isnull", True), ("ends_at__gt", models.F("starts_at")), _connector="OR"
+                        ),
+                        name="subs_comp_ends_after_start",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Subscription',
+            name="Subscription",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('stripe_id', models.CharField(max_length=255, unique=True, verbose_name='Stripe subscription id')),
-                ('status', models.CharField(choices=[('incomplete', 'Incomplete'), ('incomplete_expired', 'Incomplete (expired)'), ('trialing', 'Trialing'), ('active', 'Active'), ('past_due', 'Past due'), ('canceled', 'Canceled'), ('unpaid', 'Unpaid'), ('paused', 'Paused')], max_length=32)),
-                ('price_id', models.CharField(blank=True, max_length=255, verbose_name='Stripe price id')),
-                ('interval', models.CharField(blank=True, help_text='day, week, month or year', max_length=16, verbose_name='billing interval')),
-                ('interval_count', models.PositiveIntegerField(default=1)),
-                ('unit_amount', models.PositiveIntegerField(blank=True, help_text="In the currency's smallest unit.", null=True)),
-                ('currency', models.CharField(blank=True, max_length=3)),
-                ('current_period_start', models.DateTimeField(blank=True, null=True)),
-                ('current_period_end', models.DateTimeField(blank=True, null=True)),
-                ('cancel_at_period_end', models.BooleanField(default=False)),
-                ('cancel_at', models.DateTimeField(blank=True, null=True)),
-                ('canceled_at', models.DateTimeField(blank=True, null=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('trial_end', models.DateTimeField(blank=True, null=True)),
-                ('past_due_since', models.DateTimeField(blank=True, help_text='When it became past due (the grace period counts from here); empty otherwise.', null=True)),
-                ('livemode', models.BooleanField(default=False)),
-                ('stripe_created', models.DateTimeField(blank=True, null=True)),
-                ('synced_at', models.DateTimeField(default=django.utils.timezone.now, help_text='When this row was last read from Stripe.')),
-                ('customer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subscriptions', to='subscriptions.customer')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("stripe_id", models.CharField(max_length=255, unique=True, verbose_name="Stripe subscription id")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("incomplete", "Incomplete"),
+                            ("incomplete_expired", "Incomplete (expired)"),
+                            ("trialing", "Trialing"),
+                            ("active", "Active"),
+                            ("past_due", "Past due"),
+                            ("canceled", "Canceled"),
+                            ("unpaid", "Unpaid"),
+                            ("paused", "Paused"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("price_id", models.CharField(blank=True, max_length=255, verbose_name="Stripe price id")),
+                (
+                    "interval",
+                    models.CharField(
+                        blank=True, help_text="day, week, month or year", max_length=16, verbose_name="billing interval"
+                    ),
+                ),
+                ("interval_count", models.PositiveIntegerField(default=1)),
+                (
+                    "unit_amount",
+                    models.PositiveIntegerField(blank=True, help_text="In the currency's smallest unit.", null=True),
+                ),
+                ("currency", models.CharField(blank=True, max_length=3)),
+                ("current_period_start", models.DateTimeField(blank=True, null=True)),
+                ("current_period_end", models.DateTimeField(blank=True, null=True)),
+                ("cancel_at_period_end", models.BooleanField(default=False)),
+                ("cancel_at", models.DateTimeField(blank=True, null=True)),
+                ("canceled_at", models.DateTimeField(blank=True, null=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("trial_end", models.DateTimeField(blank=True, null=True)),
+                (
+                    "past_due_since",
+                    models.DateTimeField(
+                        blank=True,
+                        help_text="When it became past due (the grace period counts from here); empty otherwise.",
+                        null=True,
+                    ),
+                ),
+                ("livemode", models.BooleanField(default=False)),
+                ("stripe_created", models.DateTimeField(blank=True, null=True)),
+                (
+                    "synced_at",
+                    models.DateTimeField(
+                        default=django.utils.timezone.now, help_text="When this row was last read from Stripe."
+                    ),
+                ),
+                (
+                    "customer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="subscriptions",
+                        to="subscriptions.customer",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-stripe_created', '-pk'],
-                'indexes': [models.Index(fields=['customer', 'status'], name='subscriptio_custome_cea13a_idx')],
+                "ordering": ["-stripe_created", "-pk"],
+                "indexes": [models.Index(fields=["customer", "status"], name="subscriptio_custome_cea13a_idx")],
             },
         ),
     ]

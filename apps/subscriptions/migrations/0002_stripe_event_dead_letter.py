@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('subscriptions', '0001_initial'),
+        ("subscriptions", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='stripeevent',
-            name='dead_lettered_at',
+            model_name="stripeevent",
+            name="dead_lettered_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]
