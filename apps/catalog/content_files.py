@@ -172,6 +172,7 @@ def _read_parts(path: Path, raw_parts) -> list[PartData]:
 
 def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> CapsuleData:
     text = path.read_text(encoding="utf-8")
+    _refuse_control_characters(path, text)
     match = FRONT_MATTER.match(text)
     if not match:
         raise ImportFileError(path, "must start with YAML front matter between '---' lines", 1)
@@ -307,6 +308,18 @@ def _starter_path(path: Path, starter: str, problem: str, book_folder: Path, fie
     return candidate
 
 
+# Characters that no XML document may hold (the EPUB is XHTML): a LaTeX "\approx" written through a Python string
+# once became BEL + "pprox" and broke the EPUB build. Tabs and line ends are fine.
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _refuse_control_characters(path: Path, text: str) -> None:
+    bad = CONTROL_CHARACTERS.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise ImportFileError(path, f"holds the control character U+{ord(bad.group()):04X}", line)
+
+
 def _read_svg(capsule_path: Path, path: Path, line: int) -> str:
     if not path.is_file():
         raise ImportFileError(capsule_path, f"figure file not found: {path}", line)
@@ -314,6 +327,7 @@ def _read_svg(capsule_path: Path, path: Path, line: int) -> str:
     if len(data) > MAX_SVG_BYTES:
         raise ImportFileError(path, f"figure is {len(data)} bytes; the limit is {MAX_SVG_BYTES}")
     svg = data.decode("utf-8")
+    _refuse_control_characters(path, svg)
     if "<svg" not in svg:
         raise ImportFileError(path, "not an SVG file")
     bad = SVG_FORBIDDEN.search(svg)

@@ -108,6 +108,12 @@ BROKEN = [
     ),
     ("capsules/02-locked-two.md", "slug: locked-two", "slug: free-one", "slug 'free-one' is also used by"),
     ("figures/02-secret.svg", "<rect", "<script>alert(1)</script><rect", "02-secret.svg:1: SVG may not contain script"),
+    (  # a LaTeX "\approx" written through a Python string: BEL + "pprox", which no XHTML (the EPUB) may hold
+        "capsules/02-locked-two.md",
+        "## Code",
+        "## Code\n\nAbout $x \x07pprox 2$.",
+        "02-locked-two.md:17: holds the control character U+0007",
+    ),
     ("book.yaml", "author: Ada Tester", "author:", "book.yaml:1: missing required field(s): author"),
 ]
 

@@ -231,7 +231,8 @@ def test_a_bf16_rounded_answer_passes_and_a_bf16_accumulated_one_fails(K):
     x = bf16(rng.uniform(-1, 1, (8, K)))
     w32, x32 = bf16_value(W), bf16_value(x)
     reference = x32.astype(np.float64) @ w32.astype(np.float64).T  # exact products, float64 sums: B x N
-    expected = expected_from(problem, reference, None, sizes, {"y": (8 * 257,)})
+    terms = np.abs(x32.astype(np.float64)) @ np.abs(w32.astype(np.float64)).T  # the problem's magnitude(), as judged
+    expected = expected_from(problem, reference, terms, sizes, {"y": (8 * 257,)})
 
     fp32_sum = (x32 @ w32.T).astype(np.float32)
     good = compare_outputs(problem, {"y": bf16(fp32_sum).ravel()}, expected, sizes)

@@ -117,7 +117,9 @@ def test_a_setup_that_measures_the_ceilings_has_the_device_to_itself(events, tmp
 
     measured = {int(pid) for pid in (tmp_path / "measured.log").read_text().split()}
     setups = [e for e in events() if e[0] == "setup"]
-    assert len(measured) == 2 and measured <= {pid for _, pid, _, _ in setups}
+    # At least the first child and one after the age ran out; on a loaded machine the first burst itself can outlast
+    # the 4 s age, and then a third child measures: what matters is that each measuring setup ran alone.
+    assert len(measured) >= 2 and measured <= {pid for _, pid, _, _ in setups}
     for _, pid, start, end in setups:
         if pid in measured:
             others = [s for s in setups if s[1] != pid]
