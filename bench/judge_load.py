@@ -288,6 +288,10 @@ def spare_footprint(judge) -> dict:
     """What the pool's spares hold between jobs (kernels/sandbox.py): the CPU memory (RSS) of a set-up spare
     and of one that has only imported, and the GPU memory of a set-up spare (nvidia-smi, where there is one)."""
     spares = judge.worker._spares
+    if spares and not any(s.ready or s.setting_up for s in spares):
+        # Whether a spare is set up at this instant depends on where the pool's cycle stands (how busy the machine
+        # was): set one up now, between jobs, where a setup may run, so that there is one to measure.
+        spares[0].release(judge.worker.setup_payload())
     for spare in list(spares):
         if spare.setting_up:  # released in the last gap: no job runs now, so wait for it
             judge.worker._await_setup(spare)
