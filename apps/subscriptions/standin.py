@@ -322,4 +322,10 @@ def _keep_state_in(path: Path | None) -> None:
 
 def serve(config: StandInConfig, *, host: str, port: int) -> None:
     app = build_app(config)
-    web.run_app(app, host=host, port=port, print=None, access_log=None)
+    try:
+        web.run_app(app, host=host, port=port, print=None, access_log=None)
+    except RuntimeError as error:
+        # Ctrl-C in `make run` reaches the whole process group, then make's stop() sends TERM: the second signal stops
+        # aiohttp's loop in the middle of its own shutdown. Stopping was asked for twice; that is no error.
+        if "Event loop stopped before Future completed" not in str(error):
+            raise
