@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--no-time", action="store_true", help="correctness only")
     selftest = sub.add_parser("selftest", help="measure the judge's fidelity and cost on this GPU")
     selftest.add_argument("--json", action="store_true")
+    selftest.add_argument(
+        "--baselines-only", action="store_true", help="only the fastest-library-way check of the baselines"
+    )
     return parser
 
 

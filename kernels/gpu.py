@@ -20,6 +20,7 @@ from cupy.cuda import runtime
 from cupy_backends.cuda.libs import cublas
 
 from kernels import compiler
+from kernels.baselines import Chosen
 from kernels.ceilings import uuid_text
 from kernels.problems.dtypes import bf16_from_f32
 from kernels.results import Ceilings, Telemetry
@@ -62,6 +63,7 @@ class GpuContext:
     cublas_handle: int
     flush_buffer: cp.ndarray  # >= 2x L2, rewritten between timed launches so no input stays cached
     _ceilings: dict[str, float] = field(default_factory=dict)
+    baselines: Chosen = field(default_factory=Chosen)  # the library way timed per benchmark shape
 
     @property
     def compute_capability(self) -> str:
@@ -73,6 +75,19 @@ class GpuContext:
     def hold_stream(self) -> None:
         """One thread waits HOLD_BEFORE_TIMING_NS on the stream (see there)."""
         _hold_kernel()((1,), (1,), (np.uint64(HOLD_BEFORE_TIMING_NS),))
+
+    def time_ms(self, launch: Callable[[], object]) -> float:
+        """One launch between CUDA events, L2 flushed first; the stream's earlier work finishes before `start`.
+        The stream is then held busy, so the host's cost of issuing `start` and the launch stays outside the
+        timed region (as for a kernel in a stream of back-to-back launches)."""
+        self.flush_l2()
+        self.hold_stream()
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        return cp.cuda.get_elapsed_time(start, end)
 
     def keep_ceilings(self, ceilings: dict) -> None:
         """Use ceilings measured by an earlier child on this same device (Ceilings.to_dict()) instead of
@@ -135,11 +150,16 @@ def warm_up(payload: dict | None = None) -> dict:
 
     def measure() -> dict:
         ctx._ceilings.clear()
-        return ctx.ceilings(tensor_fp16=True, tensor_bf16=True).to_dict()
+        measured = ctx.ceilings(tensor_fp16=True, tensor_bf16=True).to_dict()
+        # The baselines are chosen here too: the fastest library way per benchmark shape, handed on with the
+        # ceilings so that every later child of this worker times the same call (kernels/baselines.py).
+        ctx.baselines.choose_all([problems.load(name) for name in problems.available()], ctx)
+        return {**measured, "baselines": ctx.baselines.to_dict()}
 
     answer, measured = setup_answer(payload, device_identity(ctx), measure)
     if not measured:
         ctx.keep_ceilings(answer["ceilings"])
+        ctx.baselines.keep(answer["ceilings"].get("baselines"))
     for name in (payload or {}).get("rehearse") or problems.available():
         checks.rehearse(problems.load(name), ctx)
     return answer

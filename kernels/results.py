@@ -226,6 +226,9 @@ class BenchResult(_Schema):
     unit: str = "TFLOP/s"  # the figure readers see first: tflops, or gbps for memory-bound problems
     baseline_gbps: float | None = None
     roofline_gbps: float | None = None  # memory-bound problems: the measured copy bandwidth
+    # Each of the library's ways tried for the baseline at this shape and its median when the worker chose
+    # (kernels/baselines.py); baseline_name is the fastest. Empty where the problem has one way.
+    baseline_tried_ms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

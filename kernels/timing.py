@@ -22,6 +22,7 @@ from cupy.cuda import runtime
 
 from kernels import gpu
 from kernels import plan as plan_mod
+from kernels.baselines import Choice
 from kernels.checks import (
     JobFailed,
     baseline_outputs,
@@ -51,6 +52,7 @@ class _Bench:
     resolved: list[ResolvedLaunch]
     kernels: dict
     baseline: Callable
+    choice: Choice  # which of the library's ways `baseline` is, and what each way measured
     options: JobOptions
     ctx: gpu.GpuContext
 
@@ -80,9 +82,7 @@ def bench_shape(
     while not _enough(samples.candidate_ms, samples.baseline_ms, options, deadline):
         prepared = _round(bench, round_no, prepared, samples)
         round_no += 1
-    return _bench_result(
-        problem, shape.sizes, samples.candidate_ms, samples.baseline_ms, samples.worst_rel_err, ctx, options
-    )
+    return _bench_result(bench, samples)
 
 
 def _setup(
@@ -90,8 +90,8 @@ def _setup(
 ) -> _Bench:
     """Resolve the plan at this shape and look up the baseline once, before any round."""
     resolved = [plan_mod.resolve(launch, shape.sizes, arch, problem, sms) for launch in launches]
-    baseline = problem.module().baseline
-    return _Bench(problem, shape, resolved, kernels, baseline, options, ctx)
+    way, choice = ctx.baselines.get(problem, shape.sizes, shape.seed, ctx)
+    return _Bench(problem, shape, resolved, kernels, way.run, choice, options, ctx)
 
 
 def _warm_up(bench: _Bench, samples: _Samples) -> Prepared:
@@ -159,7 +159,7 @@ def _interleaved(
     for position, (launch, times_ms, who) in enumerate(order):
         if position:
             prepared.reset_outputs()
-        elapsed_ms = _timed(launch, bench.ctx)
+        elapsed_ms = bench.ctx.time_ms(launch)
         if round_no != WARM_UP_ROUND:
             times_ms.append(elapsed_ms)
         own_arrays = who == "baseline" and returned.get("baseline") is not None
@@ -219,20 +219,6 @@ def _check_outputs(
             samples.worst_rel_err = max(samples.worst_rel_err, check.rel_err)
 
 
-def _timed(launch: Callable[[], None], ctx: gpu.GpuContext) -> float:
-    """One launch between CUDA events, L2 flushed first; the stream's earlier work finishes before `start`.
-    The stream is then held busy, so the host's cost of issuing `start` and the launch stays outside the
-    timed region (as for a kernel in a stream of back-to-back launches)."""
-    ctx.flush_l2()
-    ctx.hold_stream()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    launch()
-    end.record()
-    end.synchronize()
-    return cp.cuda.get_elapsed_time(start, end)
-
-
 def _enough(candidate_ms: list[float], baseline_ms: list[float], options: JobOptions, deadline: float) -> bool:
     """Stop at max_rounds; past the time budget once there are 3 rounds; else once min_rounds are in and
     both medians' relative standard errors are within the target."""
@@ -259,17 +245,9 @@ def stats(samples: list[float]) -> TimingStats:
     )
 
 
-def baseline_name(problem: Problem, sizes: dict[str, int]) -> str:
-    """The baseline's name as the result records it: the problem's, or, where its reference.py defines
-    `baseline_label(sizes)`, what that says ran at this shape (attention: which SDPA backend was fastest)."""
-    label = getattr(problem.module(), "baseline_label", None)
-    return label(sizes) if label is not None else problem.baseline_name
-
-
-def _bench_result(
-    problem: Problem, sizes, candidate_ms, baseline_ms, worst_rel_err, ctx: gpu.GpuContext, options: JobOptions
-) -> BenchResult:
-    cand, base = stats(candidate_ms), stats(baseline_ms)
+def _bench_result(bench: _Bench, samples: _Samples) -> BenchResult:
+    problem, sizes, ctx, options = bench.problem, bench.sizes, bench.ctx, bench.options
+    cand, base = stats(samples.candidate_ms), stats(samples.baseline_ms)
     flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
     ceilings = ctx.ceilings_for(problem.compute_unit)
     tflops = flops / (cand.median_ms * 1e-3) / 1e12
@@ -293,7 +271,8 @@ def _bench_result(
         sizes=sizes,
         candidate=cand,
         baseline=base,
-        baseline_name=baseline_name(problem, sizes),
+        baseline_name=bench.choice.name,
+        baseline_tried_ms=bench.choice.tried_ms,
         pct_of_baseline=100 * base.median_ms / cand.median_ms,
         tflops=tflops,
         gbps=gbps,
@@ -301,7 +280,7 @@ def _bench_result(
         roofline_tflops=roofline_tflops,
         pct_of_roofline=pct_of_roofline,
         rounds_checked=cand.samples + 1,
-        max_rel_err=worst_rel_err,
+        max_rel_err=samples.worst_rel_err,
         flops=flops,
         bytes_moved=nbytes,
         unit=problem.unit,

@@ -106,3 +106,34 @@ def cublas_sgemm(inputs, out, sizes, params, handle: int) -> None:
         out.data.ptr,
         n,
     )
+
+
+def lt_candidates(sizes, operand_type: int, out_type: int) -> list:
+    """cuBLASLt's matmul with each of its heuristic's top algorithms for this shape (kernels/cublaslt.py), named
+    by rank: "#1" is the one cuBLASLt (and PyTorch) would run."""
+    from kernels import cublaslt
+    from kernels.baselines import Candidate
+
+    shape = cublaslt.GemmShape(sizes["M"], sizes["N"], sizes["K"], operand_type, out_type)
+    matmul = cublaslt.matmul(shape, cublaslt.workspace_ptr())
+
+    def run(index):
+        def call(inputs, out, sizes, params, ctx):
+            stream = cp.cuda.get_current_stream().ptr
+            ptrs = (inputs["A"].data.ptr, inputs["B"].data.ptr, out.data.ptr)
+            matmul.run(index, *ptrs, params["alpha"], params["beta"], stream)
+
+        return call
+
+    count = len(matmul.algorithms)
+    return [Candidate(f"cuBLASLt matmul (heuristic's #{i + 1} of {count})", run(i)) for i in range(count)]
+
+
+def torch_addmm(inputs, out, sizes, params, dtype: str | None = None) -> None:
+    """PyTorch's C.addmm_(A, B, beta, alpha) in place on the judge's buffers: whichever of cuBLAS and cuBLASLt
+    PyTorch calls for it (TF32 and reduced-precision reductions are off: torch_bridge)."""
+    from kernels.problems import torch_bridge
+
+    with torch_bridge.on_current_stream():
+        a, b, c = (torch_bridge.as_tensor(array, dtype) for array in (inputs["A"], inputs["B"], out))
+        c.addmm_(a, b, beta=params["beta"], alpha=params["alpha"])

@@ -5,7 +5,10 @@
 Fidelity: the judge's median for a baseline (timed with fresh inputs, L2 flushed by memset before each
 launch) against an independent measurement in the same worker process with cupyx.profiler.benchmark (flush by
 a CuPy fill kernel, timed with the baseline, minus the flush alone), for cuBLAS SGEMM and HGEMM at 4096^3 and,
-memory-bound, cuBLAS SGEAM transposing 8192^2; and the example SGEMM kernel judged twice. Cost: compile alone
+memory-bound, cuBLAS SGEAM transposing 8192^2; the example SGEMM kernel judged twice; and, for each problem
+whose baseline is the fastest of several library ways (kernels/baselines.py: sgemm, hgemm, bf16_gemm, attention),
+the judge's baseline median at each benchmark shape against every way timed independently by
+cupyx.profiler.benchmark (within 2% of the fastest; `--baselines-only` runs this check alone). Cost: compile alone
 (child process included), a judge run on a cold worker (process start, CuPy import, CUDA context, ceilings,
 check and timing), the warm-up of a warm worker, and check + timing on the warm worker (CuPy imported, context
 and cuBLAS handle made, ceilings measured, CuPy's kernels compiled: what a GPU queue worker holds between
@@ -61,6 +64,86 @@ def independent_baseline_job(payload: dict) -> dict:
     return {"flushed_ms": flushed - flush_only, "flush_ms": flush_only, "unflushed_ms": unflushed}
 
 
+# The baselines that are the fastest of several library ways (kernels/baselines.py), each judged through a rung
+# at its benchmark shapes and compared with an independent timing of every way (issue 31).
+FASTEST_CHECKS = (
+    ("sgemm", EXAMPLE, "sm_90"),
+    ("hgemm", HGEMM_EXAMPLE, "sm_90"),
+    (
+        "bf16_gemm",
+        Path(problems.PROBLEMS_DIR).parent / "reference" / "bf16_gemm" / "04_cluster_persistent.cu",
+        "sm_90a",
+    ),
+    ("attention", Path(problems.PROBLEMS_DIR).parent / "reference" / "attention" / "04_wgmma_tma.cu", "sm_90a"),
+)
+INDEPENDENT_FASTEST = "kernels.tools.selftest:independent_fastest_job"
+
+
+def independent_fastest_job(payload: dict) -> dict:
+    """Worker side: every library way of the problem at one shape timed by cupyx.profiler.benchmark (its own
+    inputs, flush by a CuPy fill kernel whose time is subtracted), not through the judge's timing code.
+    Returns {way: median ms}."""
+    import cupy as cp
+    from cupyx.profiler import benchmark
+
+    from kernels import baselines, gpu
+
+    ctx = gpu.context()
+    problem = problems.load(payload["problem"])
+    sizes = payload["sizes"]
+    inputs = problem.module().make_inputs(sizes, cp.random.default_rng(2), problem.params)
+    out = inputs.get(problem.output_names[0])  # GEMMs write C in place; SDPA returns its own array
+
+    def flush() -> None:
+        ctx.flush_buffer.fill(1)
+
+    median_ms = lambda result: float(statistics.median(result.gpu_times[0])) * 1e3  # noqa: E731
+    flush_ms = median_ms(benchmark(flush, n_repeat=30, n_warmup=3))
+    timings = {}
+    for way in baselines.candidates(problem, sizes):
+
+        def flushed(way=way) -> None:
+            flush()
+            way.run(inputs, out, sizes, problem.params, ctx)
+
+        try:
+            timings[way.name] = median_ms(benchmark(flushed, n_repeat=30, n_warmup=3)) - flush_ms
+        except RuntimeError:  # a way that refuses the shape (the judge drops it too)
+            continue
+    return timings
+
+
+def fastest_library_checks(judge: GpuJudge, options: JudgeOptions) -> list[dict]:
+    """For each problem with several library ways, at each benchmark shape: the judge's baseline median (the way
+    its worker chose) against the fastest way timed independently."""
+    rows = []
+    for problem, rung, arch in FASTEST_CHECKS:
+        result = judge.judge(compiler.compile_submission(rung.read_text(), problem, arch), options)
+        if not result.passed:
+            raise RuntimeError(f"{rung.name} was not accepted: {result.verdict.value}: {result.message}")
+        for bench in result.benchmarks:
+            outcome = judge.worker.call(INDEPENDENT_FASTEST, {"problem": problem, "sizes": bench.sizes}, 600)
+            if outcome.value is None:
+                raise RuntimeError(f"independent timing failed: {outcome.error}")
+            independent = outcome.value
+            best = min(independent, key=independent.get)
+            rows.append(
+                {
+                    "problem": problem,
+                    "sizes": bench.sizes,
+                    "judge_way": bench.baseline_name,
+                    "judge_ms": bench.baseline.median_ms,
+                    "judge_tried_ms": bench.baseline_tried_ms,
+                    "independent_ms": independent,
+                    "fastest_way": best,
+                    "fastest_ms": independent[best],
+                    "diff_pct": _diff_pct(bench.baseline.median_ms, independent[best]),
+                    "rung_pct_of_baseline": bench.pct_of_baseline,
+                }
+            )
+    return rows
+
+
 def measure() -> dict:
     source = EXAMPLE.read_text()
     compile_ms = []
@@ -91,6 +174,7 @@ def measure() -> dict:
         hgemm = judge.judge(compiler.compile_submission(HGEMM_EXAMPLE.read_text(), "hgemm"), options)
         independent_hgemm = judge.worker.call(INDEPENDENT, {"sizes": GEMM_SIZES, "problem": "hgemm"}, 300)
         transpose = judge.judge(compiler.compile_submission(TRANSPOSE_EXAMPLE.read_text(), "transpose"), options)
+        fastest = fastest_library_checks(judge, JudgeOptions(seed=12345, time_budget_s=1.0))
         independent_transpose = judge.worker.call(INDEPENDENT, {"sizes": TRANSPOSE_SIZES, "problem": "transpose"}, 300)
     for result in (cold_result, *runs, hgemm, transpose):
         if not result.passed:
@@ -129,6 +213,7 @@ def measure() -> dict:
         "warm_up_s": warm_up_s,
         "warm_judge_s": walls,
         "rounds": [first.candidate.samples, second.candidate.samples],
+        "fastest_library": fastest,
     }
 
 
@@ -136,7 +221,25 @@ def _diff_pct(a: float, b: float) -> float:
     return 100 * abs(a - b) / b
 
 
+def baselines_only() -> int:
+    """The fastest-library-way check alone, on one warm worker: the judge's baseline within 2% of the fastest
+    way timed independently, at every benchmark shape of the problems with several ways."""
+    with GpuJudge(warm=True) as judge:
+        rows = fastest_library_checks(judge, JudgeOptions(seed=12345, time_budget_s=1.0))
+    print(json.dumps(rows, indent=1))
+    for row in rows:
+        shape = "x".join(str(v) for v in row["sizes"].values())
+        print(
+            f"{row['problem']} {shape}: judge {row['judge_ms']:.4f} ms ({row['judge_way']}), fastest independent "
+            f"{row['fastest_ms']:.4f} ms ({row['fastest_way']}): {row['diff_pct']:.2f}%; rung "
+            f"{row['rung_pct_of_baseline']:.1f}% of baseline"
+        )
+    return 0 if all(row["diff_pct"] < 2 for row in rows) else 1
+
+
 def main(args) -> int:
+    if getattr(args, "baselines_only", False):
+        return baselines_only()
     figures = measure()
     if getattr(args, "json", False):
         print(json.dumps(figures, indent=2))
@@ -148,6 +251,7 @@ def main(args) -> int:
         and figures["repeat_diff_pct"] < 2
         and max(figures["warm_judge_s"]) < 10
         and statistics.median(figures["compile_ms"]) < 2000
+        and all(row["diff_pct"] < 2 for row in figures["fastest_library"])
     )
     return 0 if ok else 1
 
@@ -179,5 +283,14 @@ def _table(f: dict) -> str:
         ("warm-up of a worker", f"{f['warm_up_s']:.2f} s"),
         ("warm judge: check + timing", " / ".join(f"{v:.2f} s" for v in f["warm_judge_s"]) + " (must be < 10 s)"),
     ]
+    for row in f["fastest_library"]:
+        shape = "x".join(str(v) for v in row["sizes"].values())
+        rows.append(
+            (
+                f"{row['problem']} {shape}: judge's baseline",
+                f"{row['judge_ms']:.4f} ms ({row['judge_way']}); fastest way timed independently "
+                f"{row['fastest_ms']:.4f} ms ({row['fastest_way']}): {row['diff_pct']:.2f}% (must be < 2%)",
+            )
+        )
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)

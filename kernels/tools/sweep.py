@@ -127,7 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(
             json.dumps(
                 {
-                    v.name: {"values": v.values, "result": r.to_dict() if r is not None else {"verdict": c.verdict.value, "log": c.log}}
+                    v.name: {
+                        "values": v.values,
+                        "result": r.to_dict() if r is not None else {"verdict": c.verdict.value, "log": c.log},
+                    }
                     for v, c, r in zip(variants, compiled, results, strict=True)
                 },
                 indent=1,

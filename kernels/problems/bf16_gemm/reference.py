@@ -1,9 +1,9 @@
-"""bf16_gemm: BF16 A, B and C, FP32 accumulation, C rounded to BF16 once. Reference in float64 from the BF16
-values (their products are exact there); baseline cuBLAS GemmEx, BF16 in and out, FP32 compute, tensor-op
-algorithm. Array-module generic (NumPy or CuPy, from the inputs) but for the baseline. A, B and C are uniform
-in [-1, 1), so sums grow like sqrt(K); at every call about 1 in 8 elements of A and B is an exact zero and about 1
-in 8 of their 16 x 16 tiles is all zeros (a kernel that guesses a k-tile is zero from a few elements, and skips
-it, fails); C has exact zeros too."""
+"""bf16_gemm: BF16 A, B and C, FP32 accumulation, C rounded to BF16 once. Reference in float64 from the BF16 values
+(their products are exact there); baseline the fastest of cuBLAS GemmEx (BF16 in and out, FP32 compute, tensor-op
+algorithm), cuBLASLt's top algorithms and PyTorch's addmm, per shape (kernels/baselines.py). Array-module generic
+(NumPy or CuPy, from the inputs) but for the baseline. A, B and C are uniform in [-1, 1), so sums grow like
+sqrt(K); at every call about 1 in 8 elements of A and B is an exact zero and about 1 in 8 of their 16 x 16 tiles is
+all zeros (a kernel that guesses a k-tile is zero from a few elements, and skips it, fails); C has exact zeros too."""
 
 from kernels.problems import dtypes
 
@@ -59,3 +59,17 @@ def baseline(inputs, out, sizes, params, ctx):
     bf16 = getattr(runtime, "CUDA_R_16BF", _CUDA_R_16BF)
     algo = getattr(cublas, "CUBLAS_GEMM_DEFAULT_TENSOR_OP", _CUBLAS_GEMM_DEFAULT_TENSOR_OP)
     gemm_common.cublas_gemm(inputs, out, sizes, params, ctx.cublas_handle, bf16, out_type=bf16, algo=algo)
+
+
+def baseline_candidates(sizes):
+    from kernels.baselines import Candidate
+    from kernels.problems import gemm_common
+
+    def torch_addmm(inputs, out, sizes, params, ctx):
+        gemm_common.torch_addmm(inputs, out, sizes, params, "bfloat16")
+
+    return [
+        Candidate("cuBLAS GemmEx", baseline),
+        *gemm_common.lt_candidates(sizes, _CUDA_R_16BF, _CUDA_R_16BF),
+        Candidate("PyTorch addmm", torch_addmm),
+    ]

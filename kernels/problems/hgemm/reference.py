@@ -1,5 +1,6 @@
 """hgemm: FP16 operands, FP32 accumulation and output; reference in float64 (FP16 products are exact
-there); baseline cuBLAS GemmEx with FP32 compute on tensor cores."""
+there); baseline the fastest of cuBLAS GemmEx (FP32 compute, tensor cores) and cuBLASLt's top algorithms, per
+shape (kernels/baselines.py). PyTorch is not among them: its addmm takes one element type for A, B and C."""
 
 import cupy as cp
 from cupy.cuda import runtime
@@ -21,3 +22,12 @@ def magnitude(inputs, sizes, params):
 
 def baseline(inputs, out, sizes, params, ctx):
     gemm_common.cublas_gemm(inputs, out, sizes, params, ctx.cublas_handle, runtime.CUDA_R_16F)
+
+
+def baseline_candidates(sizes):
+    from kernels.baselines import Candidate
+
+    return [
+        Candidate("cuBLAS GemmEx", baseline),
+        *gemm_common.lt_candidates(sizes, runtime.CUDA_R_16F, runtime.CUDA_R_32F),
+    ]

@@ -1,0 +1,128 @@
+"""The baseline is the fastest of the library's ways to do the problem on this GPU, chosen per benchmark shape.
+
+A reader's "% of cuBLAS" must mean the best the library does on that GPU: cuBLAS's GemmEx runs one algorithm
+of its own choosing, cuBLASLt's heuristic offers several (one of which PyTorch runs), and SDPA has three
+backends whose order differs by shape. A problem's reference.py lists its ways in `baseline_candidates(sizes)`
+(name and a function with `baseline`'s signature); a problem without the list has one way, its `baseline`.
+
+`choose` runs every way on the judge's own input set for the shape: each is checked once against the reference
+(a way that breaks the contract is dropped, with its reason), then all are timed exactly as the timed rounds time
+the baseline (L2 flushed, stream held, CUDA events; `GpuContext.time_ms`), round-robin for ROUNDS rounds with the
+order rotating, and the lowest median wins. The worker's child that measures the ceilings chooses for every
+problem's benchmark shapes in its setup (alone on the GPU) and the choices travel with the ceilings to later
+children (kernels/ceilings.py), so every job of a worker compares with the same call; a process without handed
+choices (the CLI, a cold worker) chooses on first use. The result records the winner's name and every way's
+median (`BenchResult.baseline_name`, `baseline_tried_ms`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernels.problems import Problem
+
+ROUNDS = 9  # each way's median of 9 flushed launches; ways within a few percent are all fine to keep
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    run: Callable[..., Any]  # (inputs, out, sizes, params, ctx), as a reference.py's `baseline`
+
+
+@dataclass
+class Choice:
+    name: str
+    tried_ms: dict[str, float] = field(default_factory=dict)  # each way that passed: its median
+    dropped: dict[str, str] = field(default_factory=dict)  # each way that failed: why
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tried_ms": self.tried_ms, "dropped": self.dropped}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Choice:
+        return cls(data["name"], dict(data.get("tried_ms") or {}), dict(data.get("dropped") or {}))
+
+
+def candidates(problem: Problem, sizes: dict[str, int]) -> list[Candidate]:
+    listed = getattr(problem.module(), "baseline_candidates", None)
+    if listed is None:
+        return [Candidate(problem.baseline_name, problem.module().baseline)]
+    return listed(sizes)
+
+
+def key(problem: Problem, sizes: dict[str, int]) -> str:
+    return problem.name + ":" + ",".join(f"{name}={sizes[name]}" for name in sorted(sizes))
+
+
+def fastest(medians: dict[str, float]) -> str:
+    """The way with the lowest median (the first listed on a tie)."""
+    return min(medians, key=lambda name: medians[name])
+
+
+def choose(problem: Problem, sizes: dict[str, int], seed: int, ctx) -> Choice:
+    """Check, then time, every way at this shape on one input set; see the module's docstring."""
+    from kernels.checks import JobFailed, baseline_outputs, call_baseline, compare_outputs, expected_after
+    from kernels.inputs import prepare
+
+    ways = candidates(problem, sizes)
+    if len(ways) == 1:
+        return Choice(ways[0].name)
+    prepared = prepare(problem, sizes, [seed, 0])
+    passing, dropped = [], {}
+    for way in ways:
+        prepared.reset_outputs()
+        try:
+            outs = baseline_outputs(problem, prepared, call_baseline(problem, prepared, ctx, way.run))
+            check = compare_outputs(problem, outs, expected_after(prepared), sizes, contract=False)
+        except (RuntimeError, JobFailed) as exc:  # a library refusing the shape, or a failed check of ours
+            dropped[way.name] = f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        if check.passed:
+            passing.append(way)
+        else:
+            dropped[way.name] = check.message[:300]
+    if not passing:
+        raise RuntimeError(f"{problem.name}: no library way passed at {sizes}: {dropped}")
+    times: dict[str, list[float]] = {way.name: [] for way in passing}
+    for round_no in range(ROUNDS + 1):  # round 0 warms each way up (autotuning, workspace) and is not kept
+        rotation = round_no % len(passing)
+        for way in passing[rotation:] + passing[:rotation]:
+            prepared.reset_outputs()
+            elapsed = ctx.time_ms(lambda way=way: call_baseline(problem, prepared, ctx, way.run))
+            if round_no:
+                times[way.name].append(elapsed)
+    medians = {name: statistics.median(samples) for name, samples in times.items()}
+    return Choice(fastest(medians), medians, dropped)
+
+
+class Chosen:
+    """The choices a process knows: handed by the setup payload, or made here on first use."""
+
+    def __init__(self) -> None:
+        self.choices: dict[str, Choice] = {}
+
+    def keep(self, handed: dict[str, dict] | None) -> None:
+        for name, data in (handed or {}).items():
+            self.choices[name] = Choice.from_dict(data)
+
+    def to_dict(self) -> dict[str, dict]:
+        return {name: choice.to_dict() for name, choice in self.choices.items()}
+
+    def choose_all(self, problems: list[Problem], ctx) -> None:
+        """Every benchmark shape of every problem with more than one way (the measuring setup)."""
+        for problem in problems:
+            for shape in problem.benchmarks:
+                self.get(problem, shape.sizes, shape.seed, ctx)
+
+    def get(self, problem: Problem, sizes: dict[str, int], seed: int, ctx) -> tuple[Candidate, Choice]:
+        """The way to time at this shape, and the choice that named it."""
+        name = key(problem, sizes)
+        ways = {way.name: way for way in candidates(problem, sizes)}
+        choice = self.choices.get(name)
+        if choice is None or choice.name not in ways:  # not handed on, or a name this version no longer has
+            choice = self.choices[name] = choose(problem, sizes, seed, ctx)
+        return ways[choice.name], choice
