@@ -377,6 +377,7 @@ bf16_gemm_sweep(int M, int N, int K, float alpha, const __nv_bfloat16* __restric
                     bulk_wait_read_all();  // issued one k step ago: long done in all but the smallest shapes
                     mbar_arrive(c_free);
                 }
+                __syncwarp();  // warp 0 converged again before the next warpgroup-wide wgmma instruction
                 wgmma_wait<1>();
                 if (kt >= 1) release((it - 1) % STAGES);
             }
@@ -429,6 +430,7 @@ bf16_gemm_sweep(int M, int N, int K, float alpha, const __nv_bfloat16* __restric
                         }
                     bulk_commit();
                 }
+                __syncwarp();
             } else {
                 // Step 04's staged epilogue, per m64 block and 32-column chunk (see step 04 for the why).
                 float* stage_area = reinterpret_cast<float*>(epi_gen) + (cw * 4 + warp) * (EPI_WARP_BYTES / 4);
