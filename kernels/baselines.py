@@ -65,12 +65,20 @@ def fastest(medians: dict[str, float]) -> str:
 
 def choose(problem: Problem, sizes: dict[str, int], seed: int, ctx) -> Choice:
     """Check, then time, every way at this shape on one input set; see the module's docstring."""
-    from kernels.checks import JobFailed, baseline_outputs, call_baseline, compare_outputs, expected_after
-    from kernels.inputs import prepare
-
     ways = candidates(problem, sizes)
     if len(ways) == 1:
         return Choice(ways[0].name)
+    prepared, passing, dropped = checked_ways(problem, sizes, seed, ctx, ways)
+    medians = {name: statistics.median(samples) for name, samples in time_ways(prepared, passing, ROUNDS, ctx).items()}
+    return Choice(fastest(medians), medians, dropped)
+
+
+def checked_ways(problem: Problem, sizes: dict[str, int], seed: int, ctx, ways: list[Candidate]):
+    """The judge's input set for this shape, the ways whose answer passes the check on it (as a baseline's must
+    in every timed round), and why each other way was dropped."""
+    from kernels.checks import JobFailed, baseline_outputs, call_baseline, compare_outputs, expected_after
+    from kernels.inputs import prepare
+
     prepared = prepare(problem, sizes, [seed, 0])
     passing, dropped = [], {}
     for way in ways:
@@ -87,16 +95,23 @@ def choose(problem: Problem, sizes: dict[str, int], seed: int, ctx) -> Choice:
             dropped[way.name] = check.message[:300]
     if not passing:
         raise RuntimeError(f"{problem.name}: no library way passed at {sizes}: {dropped}")
-    times: dict[str, list[float]] = {way.name: [] for way in passing}
-    for round_no in range(ROUNDS + 1):  # round 0 warms each way up (autotuning, workspace) and is not kept
-        rotation = round_no % len(passing)
-        for way in passing[rotation:] + passing[:rotation]:
+    return prepared, passing, dropped
+
+
+def time_ways(prepared, ways: list[Candidate], rounds: int, ctx) -> dict[str, list[float]]:
+    """Each way timed as the timed rounds time the baseline, round-robin with the order rotating, after one
+    round that is not kept (first use: autotuning, workspace). Returns each way's times."""
+    from kernels.checks import call_baseline
+
+    times: dict[str, list[float]] = {way.name: [] for way in ways}
+    for round_no in range(rounds + 1):
+        rotation = round_no % len(ways)
+        for way in ways[rotation:] + ways[:rotation]:
             prepared.reset_outputs()
-            elapsed = ctx.time_ms(lambda way=way: call_baseline(problem, prepared, ctx, way.run))
+            elapsed = ctx.time_ms(lambda way=way: call_baseline(prepared.problem, prepared, ctx, way.run))
             if round_no:
                 times[way.name].append(elapsed)
-    medians = {name: statistics.median(samples) for name, samples in times.items()}
-    return Choice(fastest(medians), medians, dropped)
+    return times
 
 
 class Chosen:

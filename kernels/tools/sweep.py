@@ -110,10 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", type=Path)
     parser.add_argument("--time-budget", type=float, default=1.0, help="seconds of timed rounds per shape")
     parser.add_argument("--seed", type=int, help="input seed (default: a fresh one per variant)")
+    parser.add_argument("--only", help="comma-separated variant names: judge these alone")
     parser.add_argument("--compile-only", action="store_true", help="compile every variant and stop (no GPU)")
     parser.add_argument("--out", type=Path, help="write every variant's result as JSON")
     args = parser.parse_args(argv)
     spec, variants = load(args.spec)
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = set(wanted) - {v.name for v in variants}
+        if unknown:
+            parser.error(f"no variants named {sorted(unknown)} in {args.spec}")
+        variants = [v for v in variants if v.name in wanted]
     compiled = compile_all(spec, variants)
     print(f"{spec['problem']}: compiled {sum(c.ok for c in compiled)} of {len(variants)} variants", flush=True)
     if args.compile_only:
