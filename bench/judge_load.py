@@ -13,8 +13,9 @@ With --use-env-services the database and broker come from DATABASE_URL and CELER
 
 In order:
 1. hidden-from-timing (--hidden-check N, no Celery): the same compiled kernel judged by a GpuJudge with its
-   pool of spares beside each job (as the GPU worker runs: importing, or set up and idle; their setups only
-   between jobs) and by one whose successor starts only after the job, in blocks of N jobs, ABAB; the
+   pool of spares beside each job (as the GPU worker runs: importing and setting up while the job runs, their
+   GPU steps taking turns with its timed launches through the device lock) and by one whose successor starts
+   only after the job, in blocks of N jobs, ABAB; the
    medians of the kernel's median time must agree within 1%. It also prints what a spare holds (CPU RSS,
    GPU memory).
 2. The workers: a compile worker (-c --compile-concurrency) and one GPU worker per GPU (the first --gpus of

@@ -22,10 +22,15 @@ CEILINGS_MAX_AGE_S = 30 * 60
 
 
 def payload_for(
-    kept: dict[str, Any] | None, max_age_s: float, rehearse: list[str] | None, now: float | None = None
+    kept: dict[str, Any] | None,
+    max_age_s: float,
+    rehearse: list[str] | None,
+    now: float | None = None,
+    device_lock: str | None = None,
 ) -> dict[str, Any]:
     """The setup payload of the next child: the kept ceilings while they are fresh, the device identity they
-    were measured on, and the problems whose first use the child should rehearse (None: all of them)."""
+    were measured on, the problems whose first use the child should rehearse (None: all of them), and the
+    worker's lock file (kernels/devicelock.py)."""
     now = time.time() if now is None else now
     ceilings = (kept or {}).get("ceilings")
     fresh = bool(ceilings) and now - (ceilings.get("measured_at") or 0.0) < max_age_s
@@ -33,6 +38,7 @@ def payload_for(
         "ceilings": ceilings if fresh else None,
         "identity": (kept or {}).get("identity"),
         "rehearse": rehearse,
+        "device_lock": device_lock,
     }
 
 

@@ -22,6 +22,7 @@ from cupy_backends.cuda.libs import cublas
 from kernels import compiler
 from kernels.baselines import Chosen
 from kernels.ceilings import uuid_text
+from kernels.devicelock import DeviceLock
 from kernels.problems.dtypes import bf16_from_f32
 from kernels.results import Ceilings, Telemetry
 
@@ -79,15 +80,17 @@ class GpuContext:
     def time_ms(self, launch: Callable[[], object]) -> float:
         """One launch between CUDA events, L2 flushed first; the stream's earlier work finishes before `start`.
         The stream is then held busy, so the host's cost of issuing `start` and the launch stays outside the
-        timed region (as for a kernel in a stream of back-to-back launches)."""
-        self.flush_l2()
-        self.hold_stream()
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        return cp.cuda.get_elapsed_time(start, end)
+        timed region (as for a kernel in a stream of back-to-back launches). No spare's setup runs on the GPU
+        meanwhile (DEVICE_LOCK)."""
+        with DEVICE_LOCK.timed():
+            self.flush_l2()
+            self.hold_stream()
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            launch()
+            end.record()
+            end.synchronize()
+            return cp.cuda.get_elapsed_time(start, end)
 
     def keep_ceilings(self, ceilings: dict) -> None:
         """Use ceilings measured by an earlier child on this same device (Ceilings.to_dict()) instead of
@@ -128,6 +131,9 @@ CEILINGS_METHOD = (
 )
 
 _CONTEXT: GpuContext | None = None
+# The worker's lock between a timed launch and its spares' setup steps (kernels/devicelock.py); a no-op until
+# warm_up hands this process the worker's lock file.
+DEVICE_LOCK = DeviceLock(synchronize=lambda: runtime.deviceSynchronize())
 
 
 def context() -> GpuContext:
@@ -146,14 +152,19 @@ def warm_up(payload: dict | None = None) -> dict:
     from kernels import checks, problems
     from kernels.ceilings import setup_answer
 
-    ctx = context()
+    # Each GPU step holds the worker's lock shared, so it may run while another child's job checks, never while
+    # that job times a launch; the measurement holds it alone (kernels/devicelock.py).
+    DEVICE_LOCK.use((payload or {}).get("device_lock"))
+    with DEVICE_LOCK.setup_step():
+        ctx = context()
 
     def measure() -> dict:
-        ctx._ceilings.clear()
-        measured = ctx.ceilings(tensor_fp16=True, tensor_bf16=True).to_dict()
-        # The baselines are chosen here too: the fastest library way per benchmark shape, handed on with the
-        # ceilings so that every later child of this worker times the same call (kernels/baselines.py).
-        ctx.baselines.choose_all([problems.load(name) for name in problems.available()], ctx)
+        with DEVICE_LOCK.timed():
+            ctx._ceilings.clear()
+            measured = ctx.ceilings(tensor_fp16=True, tensor_bf16=True).to_dict()
+            # The baselines are chosen here too: the fastest library way per benchmark shape, handed on with the
+            # ceilings so that every later child of this worker times the same call (kernels/baselines.py).
+            ctx.baselines.choose_all([problems.load(name) for name in problems.available()], ctx)
         return {**measured, "baselines": ctx.baselines.to_dict()}
 
     answer, measured = setup_answer(payload, device_identity(ctx), measure)
@@ -161,7 +172,8 @@ def warm_up(payload: dict | None = None) -> dict:
         ctx.keep_ceilings(answer["ceilings"])
         ctx.baselines.keep(answer["ceilings"].get("baselines"))
     for name in (payload or {}).get("rehearse") or problems.available():
-        checks.rehearse(problems.load(name), ctx)
+        with DEVICE_LOCK.setup_step():
+            checks.rehearse(problems.load(name), ctx)
     return answer
 
 

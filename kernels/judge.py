@@ -17,14 +17,14 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kernels import ceilings, compiler, problems, sandbox
+from kernels import ceilings, compiler, devicelock, problems, sandbox
 from kernels.results import CompileResult, JudgeResult, Verdict
 
 WARM_UP = "kernels.gpu:warm_up"
 JOB = "kernels.runner:judge_job"
-# Spare children per GPU worker (kernels/sandbox.py has the schedule): a burst waits for one setup per this
-# many jobs. Each set-up spare holds a CUDA context and uses a CPU core while it sets up; README's capacity
-# section has the measured setup time and memory per spare.
+# Spare children per GPU worker (kernels/sandbox.py has the schedule): they set up while jobs run, so a burst
+# waits for none unless jobs come faster than this many setups. Each set-up spare holds a CUDA context and uses
+# a CPU core while it sets up; README's capacity section has the measured setup time and memory per spare.
 DEFAULT_SPARES = 4
 
 
@@ -44,12 +44,11 @@ class GpuJudge:
 
     A kernel runs in its child's CUDA context and can write anywhere in that context's memory (CuPy's pool,
     cuBLAS's workspace, the flush buffer), so no later submission may run where it ran: the child is ended
-    after every job. With `warm`, up to `spares` children are started while the job runs, but only as far as
-    their imports (no device work: the job is being timed); once the job has returned, the next job's child
-    is a spare already set up, and when none is left the imported spares are released together into their
-    GPU setup (CUDA context, cuBLAS handle, flush buffer, rehearsal of the problem just judged), which the
-    next job waits for: no job shares the GPU with a warm-up, and a burst pays one setup per `spares` jobs
-    (the schedule: kernels/sandbox.py).
+    after every job. With `warm`, up to `spares` children are kept set up (CUDA context, cuBLAS handle, flush
+    buffer, rehearsal of the problem just judged) and as many more importing; they set up while a job runs,
+    taking turns with its timed launches through the worker's device lock (kernels/devicelock.py: a lock file
+    this judge makes and hands to every child), so the next job's child is a spare already set up and no timed
+    launch shares the GPU with a setup (the schedule: kernels/sandbox.py).
 
     The ceilings are measured by the first child and kept here; every later child receives them in its setup
     payload and measures again only on another device identity, or when they are older than
@@ -75,16 +74,18 @@ class GpuJudge:
         self.kept: dict[str, Any] | None = None  # the latest setup's answer: device identity and ceilings
         self.ceilings_measured = 0
         self._rehearse: list[str] | None = None  # None: the first child rehearses every problem
+        self.device_lock = devicelock.new_lock_file() if self.warm_ahead else None
         self.worker = sandbox.Worker(
             setup=warm_up if warm else None,
             preload=(job,) if warm else (),
             setup_payload=self._setup_payload,
             spares=spares if self.warm_ahead else 0,
             setup_alone=self._measures,
+            setups_beside_jobs=self.device_lock is not None,
         )
 
     def _setup_payload(self) -> dict[str, Any]:
-        return ceilings.payload_for(self.kept, self.ceilings_max_age_s, self._rehearse)
+        return ceilings.payload_for(self.kept, self.ceilings_max_age_s, self._rehearse, device_lock=self.device_lock)
 
     def _measures(self) -> bool:
         """Whether the next child's setup would measure the ceilings (which needs the device to itself); not
@@ -151,6 +152,8 @@ class GpuJudge:
 
     def close(self) -> None:
         self.worker.close()
+        if self.device_lock:
+            devicelock.remove_lock_file(self.device_lock)
 
     def __enter__(self) -> GpuJudge:
         return self

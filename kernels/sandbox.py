@@ -9,21 +9,23 @@ wall-clock timeout; when it expires the child is killed (SIGKILL) and replaced o
 the child prints, including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a
 private log file capped by RLIMIT_FSIZE, so a printf flood can neither fill the disk nor the parent's memory.
 
-The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per child):
+The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per child), with setups beside jobs
+(the worker's device lock, kernels/devicelock.py):
 
-    job k runs         | the spares import (prepare_spares): no device work
-    job k returns      | gap: its child is killed; a set-up spare becomes the next child; if it was the
-                       | last set-up spare, every imported spare is released and they set up side by side
-    job k+1 is called  | it waits for every setup in flight (setup_wait_ms), then runs
+    job k runs         | up to S spares import and up to S set up: each GPU step of a setup holds the lock
+                       | shared, each of the job's timed launches holds it alone, so they take turns
+    job k returns      | gap: its child is killed; a set-up spare becomes the next child; spares are released
+                       | until S are setting up or set up again
+    job k+1 is called  | it runs at once (setup_wait_ms ~ 0) unless no spare had finished its setup
 
-Rules it keeps: (1) no setup overlaps a job: setups are released only in `spawn`/`promote` and `call` waits
-for all of them before it sends the job, so a job's timed rounds never share the device with a context
-creation, a rehearsal or a ceilings measurement, wherever in the job they fall; (2) a child runs one job
-(`promote` ends it; a kernel may have written anywhere in its device memory); (3) a spare that dies or fails
-its setup is dropped and replaced by the next `prepare_spares`. With `spares` = S, a burst pays one parallel
-setup per S jobs instead of one setup per job; S is bounded by CPU cores (each setup is a busy CPU thread
-for its duration) and device memory (each set-up spare holds a context, a cuBLAS workspace and a flush
-buffer while it waits): `GpuJudge`'s `spares`, the `GPU_WARM_SPARES` setting, README's capacity section.
+Rules it keeps: (1) no GPU work of a setup runs while a launch is timed (the lock; a setup that measures the
+ceilings needs the device to itself and is still released alone, in a gap, with `call` waiting for it); (2) a
+child runs one job (`promote` ends it; a kernel may have written anywhere in its device memory); (3) a spare that
+dies or fails its setup is dropped and replaced by the next `prepare_spares`. Without the lock
+(`setups_beside_jobs` False) setups are released only between jobs and `call` waits for every setup in flight:
+then a burst pays one parallel setup per S jobs. S is bounded by CPU cores (each setup is a busy CPU thread
+for its duration) and device memory (each set-up spare holds a context, a cuBLAS workspace and a flush buffer
+while it waits): `GpuJudge`'s `spares`, the `GPU_WARM_SPARES` setting, README's capacity section.
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ class _Child:
         self.imported = False  # its first phase is done: releasing it starts its setup at once
         self.released = False
         self.setting_up = False  # released into its setup, whose answer is not read yet
+        self.measuring = False  # its setup needs the device alone (it measures the ceilings)
         self.ready = False  # its setup answered OK
         self.early: tuple | None = None  # an answer other than "imported" read by poll_imported (a failure)
 
@@ -112,9 +115,10 @@ class _Child:
                     self.early = None if self.imported else message
         return self.imported
 
-    def release(self, payload: Any) -> None:
+    def release(self, payload: Any, measuring: bool = False) -> None:
         """Let the child run its setup (its GPU phase) with this payload."""
         self.released = self.setting_up = True
+        self.measuring = measuring
         with contextlib.suppress(OSError):  # died during its imports: the setup's answer reports it
             self.conn.send(("setup", payload))
 
@@ -160,6 +164,7 @@ class Worker:
         setup_payload: Callable[[], Any] | None = None,
         spares: int = 1,
         setup_alone: Callable[[], bool] | None = None,
+        setups_beside_jobs: bool = False,
     ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
         self.preload = preload  # "module:function" names imported in the child's first phase (e.g. the job's)
@@ -168,6 +173,9 @@ class Worker:
         self.setup_payload = setup_payload or (lambda: None)
         self.setup_alone = setup_alone or (lambda: False)
         self.spares = max(0, spares)
+        # True where the setups' GPU steps and the jobs' timed launches share a lock (kernels/devicelock.py):
+        # spares then set up while a job runs, and no job waits for a successor's setup.
+        self.setups_beside_jobs = setups_beside_jobs
         self.setup_value: Any = None  # what the latest completed setup returned
         self.setup_wait_ms = 0.0  # how long the latest call waited for setups to finish before its job
         self.setups_done = 0  # setups that answered OK
@@ -197,14 +205,33 @@ class Worker:
         caller does other work; the next `call` waits for it. Spares are kept."""
         self._end(self._child)
         self._child = self._new_child()
-        self._child.release(self.setup_payload())
+        self._release(self._child)
 
     def prepare_spares(self) -> None:
         """Start the first phase (no device work) of spares, e.g. during a job, until `spares` of them are
-        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time."""
+        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time.
+        With setups beside jobs, imported spares are also released into their setups now, up to `spares`."""
         self._drop_dead_spares()
         while sum(not s.released for s in self._spares) < self.spares:
             self._spares.append(self._new_child())
+        if self.setups_beside_jobs:
+            self._release_spares()
+
+    def _release(self, child: _Child) -> None:
+        child.release(self.setup_payload(), measuring=self.setup_alone())
+
+    def _release_spares(self) -> None:
+        """Release imported spares until `spares` are setting up or set up; none while the next setup would
+        measure (it is released alone, in a gap, as the current child)."""
+        if self.setup_alone() or (self._child is not None and self._child.measuring and self._child.setting_up):
+            return
+        released = sum(s.released for s in self._spares)
+        for spare in [s for s in self._spares if not s.released]:
+            if released >= self.spares:
+                return
+            if spare.poll_imported():
+                self._release(spare)
+                released += 1
 
     def promote(self) -> None:
         """In a gap between jobs: end the current child; a spare (set up if one is) or a new child becomes
@@ -214,7 +241,7 @@ class Worker:
             old.kill()  # its CUDA context goes while nothing is being timed
         self._child = self._take_spare() or self._new_child()
         if not self._child.released:
-            self._child.release(self.setup_payload())
+            self._release(self._child)
         self._refill()
         self._end(old)
 
@@ -229,8 +256,10 @@ class Worker:
 
     def _take_spare(self) -> _Child | None:
         self._drop_dead_spares()
-        for spare in self._spares:
+        for spare in list(self._spares):
             spare.poll_imported()
+            if spare.setting_up and spare.imported and spare.conn.poll(0):  # its setup answered: read it now
+                self._await_setup(spare)
         if not self._spares:
             return None
         best = max(self._spares, key=lambda s: (s.ready, s.setting_up, s.imported))
@@ -238,16 +267,20 @@ class Worker:
         return best
 
     def _refill(self) -> None:
-        """Release every imported spare when none is set up, unless a setup in flight needs the device alone."""
+        """Release every imported spare when none is set up, unless a setup in flight needs the device alone
+        (setups beside jobs: keep `spares` released at all times)."""
+        if self.setups_beside_jobs:
+            self._release_spares()
+            return
         if self.ready_spares or (self._child is not None and self._child.setting_up and self.setup_alone()):
             return
         for spare in [s for s in self._spares if not s.released][: self.spares]:
             if spare.poll_imported():
                 if self.setup_alone():  # it would measure the ceilings: one at a time, the others next gap
                     if not self._child.setting_up:
-                        spare.release(self.setup_payload())
+                        self._release(spare)
                     return
-                spare.release(self.setup_payload())
+                self._release(spare)
 
     def _drop_dead_spares(self) -> None:
         for spare in [s for s in self._spares if not s.process.is_alive()]:
@@ -275,14 +308,16 @@ class Worker:
         return outcome
 
     def call(self, func: str, payload: Any = None, timeout_s: float = 60.0) -> Outcome:
-        """Run func(payload) in the child; start (or restart) the child first when needed. Every setup in
-        flight (the child's, the spares') finishes before the job is sent."""
+        """Run func(payload) in the child; start (or restart) the child first when needed. The child's setup
+        finishes before the job is sent, and so does every spare's, except with setups beside jobs, where only
+        a measuring one must (the others share the device lock with the job's timed launches)."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()
         begin = time.perf_counter()
         own = self._await_setup(self._child) if self._child.setting_up else None
         for spare in [s for s in self._spares if s.setting_up]:
-            self._await_setup(spare)
+            if spare.measuring or not self.setups_beside_jobs:
+                self._await_setup(spare)
         self.setup_wait_ms = (time.perf_counter() - begin) * 1e3
         if own is not None and own.status is not Status.OK:
             return own

@@ -5,6 +5,8 @@ import os
 import sys
 import time
 
+from kernels.devicelock import DeviceLock
+
 
 def sleep_forever(_payload=None):
     while True:
@@ -58,24 +60,31 @@ def slow_setup(_payload=None):
 # ---- A GPU worker's life on the CPU: setup and job that report what they saw and when -----------------
 # The device identity is read from STANDIN_IDENTITY_FILE at setup (an operator changing clocks or the driver);
 # each measurement of the ceilings appends a line to STANDIN_MEASURE_LOG, so a test counts them from outside.
-# With STANDIN_EVENT_LOG, each setup and each job appends "kind pid start end" (wall clock), and a setup
-# lasts STANDIN_SETUP_S: a test lays the setups beside the jobs' (timed) intervals.
+# With STANDIN_EVENT_LOG, each setup, each setup's GPU step ("step", holding the worker's device lock shared),
+# each job and each job's timed part ("timed", holding it alone) appends "kind pid start end" (wall clock); a
+# setup's step lasts STANDIN_SETUP_S: a test lays the setups beside the jobs' timed intervals. The lock is the
+# real one (kernels/devicelock.py), handed in the setup payload as kernels.gpu.warm_up takes it.
 
 IMPORTED_AT = time.time()  # this module is the job's: a judge's child imports it in its first phase
 _SETUP: dict = {}
+_LOCK = DeviceLock()
 
 
 def ceilings_setup(payload=None):
     """kernels.gpu.warm_up's decisions with the device replaced by files."""
     from kernels.ceilings import setup_answer
 
+    _LOCK.use((payload or {}).get("device_lock"))
     _SETUP["started_at"] = time.time()
-    time.sleep(float(os.environ.get("STANDIN_SETUP_S", "0")))
+    with _LOCK.setup_step():
+        step_start = time.time()
+        time.sleep(float(os.environ.get("STANDIN_SETUP_S", "0")))
+        _log_event("step", step_start)
     path = os.environ.get("STANDIN_IDENTITY_FILE", "")
     identity = {"uuid": open(path).read().strip() if path else "GPU-standin"}  # noqa: SIM115
 
     def measure():
-        with open(os.environ["STANDIN_MEASURE_LOG"], "a") as log:
+        with _LOCK.timed(), open(os.environ["STANDIN_MEASURE_LOG"], "a") as log:
             log.write(f"{os.getpid()}\n")
         return {"copy_gbps": 4100.0, "fp32_tflops": 67.0, "measured_at": time.time()}
 
@@ -99,7 +108,10 @@ def timed_job(payload):
     from kernels.results import Ceilings, JudgeResult, Verdict
 
     start = time.time()
-    time.sleep(payload["options"]["time_budget_s"])
+    with _LOCK.timed():
+        timed_start = time.time()
+        time.sleep(payload["options"]["time_budget_s"])
+        _log_event("timed", timed_start)
     times = {
         "pid": os.getpid(),
         "imported_at": IMPORTED_AT,

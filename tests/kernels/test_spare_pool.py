@@ -1,6 +1,7 @@
-"""The GPU worker's pool of spare children on the CPU (tests/kernels/standins.py): spares set up only in the
-gaps between jobs, never beside a job; a burst waits for one setup per refill instead of one per job; a
-child runs one job; a killed job's child and a dead spare are replaced and the pool refills."""
+"""The GPU worker's pool of spare children on the CPU (tests/kernels/standins.py): spares set up while jobs run,
+their GPU steps taking turns with the jobs' timed parts through the worker's device lock, so no step overlaps a
+timed part and a burst waits for no setup; a setup that measures the ceilings runs alone; a child runs one job;
+a killed job's child and a dead spare are replaced and the pool refills."""
 
 import os
 import signal
@@ -42,40 +43,43 @@ def burst(judge: GpuJudge, jobs: int, job_s: float, timeout_s: float = 60) -> li
     return [judge.judge(COMPILED, JudgeOptions(seed=1, time_budget_s=job_s, timeout_s=timeout_s)) for _ in range(jobs)]
 
 
-def test_no_setup_overlaps_a_job_and_no_child_runs_two_jobs(events):
+def overlaps(a, b) -> bool:
+    return a[2] < b[3] and b[2] < a[3]
+
+
+def test_setups_run_beside_jobs_but_never_beside_a_timed_part_and_no_child_runs_two_jobs(events):
     with pool(spares=3) as judge:
         assert judge.start() is None
         results = burst(judge, 8, job_s=0.3)
 
     assert all(r.verdict is Verdict.ACCEPTED for r in results)
     log = events()
-    jobs = [e for e in log if e[0] == "job"]
-    setups = [e for e in log if e[0] == "setup"]
-    assert len(jobs) == 8 and len(setups) >= 8
-    for _, job_pid, job_start, job_end in jobs:
-        for _, setup_pid, setup_start, setup_end in setups:
-            assert setup_end <= job_start or setup_start >= job_end, (job_pid, setup_pid)
+    jobs, timed = [e for e in log if e[0] == "job"], [e for e in log if e[0] == "timed"]
+    setups, steps = [e for e in log if e[0] == "setup"], [e for e in log if e[0] == "step"]
+    assert len(jobs) == len(timed) == 8 and len(steps) >= 8
+    for part in timed:
+        for step in steps:
+            assert not overlaps(part, step), (part, step)
     assert len({pid for _, pid, _, _ in jobs}) == 8  # a fresh child per job
     assert max(sum(pid == p for _, p, _, _ in setups) for _, pid, _, _ in jobs) == 1  # each set up once
-    # Spares did set up side by side (in one gap), which is what shortens a burst.
-    assert any(a[2] < b[3] and b[2] < a[3] for a in setups for b in setups if a is not b)
+    # Spares set up while jobs ran (what keeps a burst from waiting), and side by side with each other.
+    assert any(overlaps(setup, job) for setup in setups for job in jobs if setup[1] != job[1])
+    assert any(overlaps(a, b) for a in steps for b in steps if a is not b)
 
 
-def test_a_warm_pool_makes_most_jobs_of_a_burst_wait_for_no_setup(events):
+def test_a_warm_pool_makes_the_jobs_of_a_burst_wait_for_no_setup(events):
     with pool(spares=3) as judge:
         judge.start()
-        burst(judge, 3, job_s=0.6)  # the pool fills: its spares import during these jobs
+        burst(judge, 3, job_s=0.6)  # the pool fills: its spares import and set up during these jobs
         pooled = burst(judge, 9, job_s=0.6)
-    with pool(spares=1) as judge:  # one successor: set up after each job, which the next job waits for
+    # No spares: each job's successor starts only after it, and the next job waits for that child's setup.
+    with GpuJudge(warm=True, job=S + "timed_job", warm_up=S + "ceilings_setup", warm_ahead=False) as judge:
         judge.start()
-        burst(judge, 3, job_s=0.6)
-        single = burst(judge, 9, job_s=0.6)
+        single = burst(judge, 4, job_s=0.6)
 
     waited = [r.setup_wait_ms > 0.5 * SETUP_S * 1e3 for r in pooled]
-    assert sum(waited) <= 4, waited  # one refill per three jobs (the pool size), not one setup per job
-    assert not all(waited) and any(not a and not b for a, b in zip(waited, waited[1:], strict=False))
-    assert all(r.setup_wait_ms > 0.5 * SETUP_S * 1e3 for r in single)
-    assert sum(r.setup_wait_ms for r in pooled) < 0.6 * sum(r.setup_wait_ms for r in single)
+    assert sum(waited) <= 1, waited  # a loaded machine may let one job find its spare's setup unfinished
+    assert all(r.setup_wait_ms > 0.5 * SETUP_S * 1e3 for r in single[1:])  # the first's child was started
 
 
 def test_a_killed_job_is_replaced_by_a_spare_and_the_pool_refills(events):

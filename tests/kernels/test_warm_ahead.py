@@ -93,10 +93,15 @@ def test_a_child_that_idled_past_the_ceilings_age_is_replaced_by_one_that_measur
 def test_the_kept_ceilings_are_handed_on_while_fresh_and_not_after():
     kept = {"identity": {"uuid": "GPU-0"}, "ceilings": {"copy_gbps": 1.0, "measured_at": 1000.0}}
 
-    fresh = ceilings.payload_for(kept, max_age_s=60, rehearse=["sgemm"], now=1059.0)
+    fresh = ceilings.payload_for(kept, max_age_s=60, rehearse=["sgemm"], now=1059.0, device_lock="/tmp/x.lock")
     stale = ceilings.payload_for(kept, max_age_s=60, rehearse=None, now=1060.0)
 
-    assert fresh == {"ceilings": kept["ceilings"], "identity": {"uuid": "GPU-0"}, "rehearse": ["sgemm"]}
+    assert fresh == {
+        "ceilings": kept["ceilings"],
+        "identity": {"uuid": "GPU-0"},
+        "rehearse": ["sgemm"],
+        "device_lock": "/tmp/x.lock",
+    }
     assert stale["ceilings"] is None and stale["identity"] == {"uuid": "GPU-0"}
     assert ceilings.payload_for(None, 60, None)["ceilings"] is None
 

@@ -1,0 +1,78 @@
+"""One lock file per GPU worker, shared by its children: a timed launch holds it alone, spares' setup steps share it.
+
+The worker's spare children set up (CUDA context, cuBLAS handle, rehearsals) while a job runs in another child,
+so no job waits for a successor (kernels/sandbox.py). What must not happen is another process's GPU work while a
+launch is being timed: the GPU would time-slice between the contexts and the launch would read slow. So every
+GPU step of a spare's setup holds the lock shared (several spares set up side by side), and every timed launch
+holds it exclusively (`GpuContext.time_ms`): a timed launch waits for the steps in flight to end, and a step waits
+for the timed launch. Before letting go, the holder waits for its own GPU work to finish (`synchronize`), so
+nothing it queued runs on into the next holder's turn. A job's checks and reference, which are not timed, run
+beside spares' steps.
+
+The lock is flock(2) on a file the parent makes: the kernel drops it when its holder dies (a job killed at its
+timeout, a crashed child), so a dead child never wedges the pool. Holding is reentrant within a process (the
+ceilings' GEMMs time launches inside a measuring setup that already holds it). Without a path (a cold worker, the
+CLI, a test on the CPU), holding does nothing: there is no other child to keep out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+
+
+class DeviceLock:
+    def __init__(self, synchronize: Callable[[], object] = lambda: None):
+        self.synchronize = synchronize
+        self.path: str | None = None
+        self._fd: int | None = None
+        self._depth = 0
+
+    def use(self, path: str | None) -> None:
+        """Take part in the worker's lock at `path` (None: hold nothing)."""
+        if path == self.path:
+            return
+        if self._fd is not None:
+            os.close(self._fd)
+        self.path, self._fd = path, (os.open(path, os.O_RDWR) if path else None)
+
+    @contextlib.contextmanager
+    def held(self, exclusive: bool) -> Iterator[None]:
+        if self._fd is None:
+            yield
+            return
+        if self._depth == 0:
+            fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                try:
+                    self.synchronize()
+                finally:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def timed(self):
+        """For a timed launch: no other child's GPU work beside it."""
+        return self.held(exclusive=True)
+
+    def setup_step(self):
+        """For a GPU step of a spare's setup: beside other spares' steps, never beside a timed launch."""
+        return self.held(exclusive=False)
+
+
+def new_lock_file() -> str:
+    """The parent's lock file (removed by `remove_lock_file` when the worker closes)."""
+    fd, path = tempfile.mkstemp(prefix="kernels-device-", suffix=".lock")
+    os.close(fd)
+    return path
+
+
+def remove_lock_file(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
