@@ -28,6 +28,9 @@
 //   `/`, hence the same code. The residual is taken as q * scale - x and subtracted, so that x = -0 gives -0
 //   (code 0x80) as x / scale does: x - q * scale would give +0. Five FP32 instructions, no branch. Where x / scale
 //   underflows (|x| / scale < 2^-126) the corrections are inexact, but the code is 0x00 / 0x80 with x's sign.
+//   Checked on the CPU (NumPy, FMA emulated exactly): every finite BF16 x (and -0) with |x| <= amax, for all 128 BF16
+//   amax mantissas times 2^k, k in {-40, -20, -3, 0, 5, 20, 60, 100}, and 3000 random FP32 scales: 37M quotients,
+//   every one with a normal quotient bit-equal to the correctly rounded x / scale, every code equal.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
