@@ -73,12 +73,19 @@ def compile_all(spec: dict, variants: list[Variant]):
         return list(pool.map(lambda v: compiler.compile_submission(v.source, spec["problem"], arch), variants))
 
 
-def judge_all(compiled, time_budget_s: float, seed: int | None):
+def judge_all(variants: list[Variant], compiled, time_budget_s: float, seed: int | None):
+    """Each compiled variant judged in turn on one warm worker; a line per variant as it is judged, so that a
+    run stopped early (a device call's time limit) still shows what it measured."""
     from kernels.judge import GpuJudge, JudgeOptions
 
     options = JudgeOptions(seed=seed, time_budget_s=time_budget_s)
+    results = []
     with GpuJudge(warm=True) as judge:
-        return [judge.judge(c, options) if c.ok else None for c in compiled]
+        for variant, comp in zip(variants, compiled, strict=True):
+            result = judge.judge(comp, options) if comp.ok else None
+            results.append(result)
+            print(table([variant], [comp], [result])[-1], flush=True)
+    return results
 
 
 def score(result) -> float:
@@ -128,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             regs = ",".join(f"{k.name}: {k.registers} regs, {k.local_bytes} B local" for k in comp.kernels)
             print(f"  {variant.name}: {comp.verdict.value} {regs if comp.ok else comp.message[:300]}")
         return 0 if all(c.ok for c in compiled) else 1
-    results = judge_all(compiled, args.time_budget, args.seed)
-    print("\n".join(table(variants, compiled, results)))
+    results = judge_all(variants, compiled, args.time_budget, args.seed)
+    print("\nfastest first:\n" + "\n".join(table(variants, compiled, results)))
     if args.out:
         args.out.write_text(
             json.dumps(
