@@ -8,10 +8,12 @@ backends whose order differs by shape. A problem's reference.py lists its ways i
 `choose` runs every way on the judge's own input set for the shape: each is checked once against the reference
 (a way that breaks the contract is dropped, with its reason), then all are timed exactly as the timed rounds time
 the baseline (L2 flushed, stream held, CUDA events; `GpuContext.time_ms`), round-robin for ROUNDS rounds with the
-order rotating, and the lowest median wins. The worker's child that measures the ceilings chooses for every
-problem's benchmark shapes in its setup (alone on the GPU) and the choices travel with the ceilings to later
-children (kernels/ceilings.py), so every job of a worker compares with the same call; a process without handed
-choices (the CLI, a cold worker) chooses on first use. The result records the winner's name and every way's
+order rotating, and the lowest median wins. The worker's child that measures the ceilings chooses, in its setup
+(alone on the GPU, before any submission ran in that process), for every problem's benchmark shapes not yet
+chosen on this device identity; the parent keeps the choices and hands them to every later child
+(kernels/ceilings.py), past the ceilings' age, so every job of a worker compares with the same call and the
+choosing is paid once per worker. A process without handed choices (the CLI, a cold worker) chooses on first
+use, for its own job only. The result records the winner's name and every way's
 median (`BenchResult.baseline_name`, `baseline_tried_ms`).
 """
 

@@ -29,14 +29,17 @@ def payload_for(
     device_lock: str | None = None,
 ) -> dict[str, Any]:
     """The setup payload of the next child: the kept ceilings while they are fresh, the device identity they
-    were measured on, the problems whose first use the child should rehearse (None: all of them), and the
-    worker's lock file (kernels/devicelock.py)."""
+    were measured on, the baselines chosen on it (kernels/baselines.py: kept past the ceilings' age, since
+    which library way is fastest depends on the device and the library, which the identity covers, not on the
+    clocks), the problems whose first use the child should rehearse (None: all of them), and the worker's lock
+    file (kernels/devicelock.py)."""
     now = time.time() if now is None else now
     ceilings = (kept or {}).get("ceilings")
     fresh = bool(ceilings) and now - (ceilings.get("measured_at") or 0.0) < max_age_s
     return {
         "ceilings": ceilings if fresh else None,
         "identity": (kept or {}).get("identity"),
+        "baselines": (kept or {}).get("baselines"),
         "rehearse": rehearse,
         "device_lock": device_lock,
     }

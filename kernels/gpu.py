@@ -158,19 +158,24 @@ def warm_up(payload: dict | None = None) -> dict:
     with DEVICE_LOCK.setup_step():
         ctx = context()
 
+    identity = device_identity(ctx)
+    if (payload or {}).get("identity") == identity:
+        ctx.baselines.keep(payload.get("baselines"))
+
     def measure() -> dict:
         with DEVICE_LOCK.timed():
             ctx._ceilings.clear()
             measured = ctx.ceilings(tensor_fp16=True, tensor_bf16=True).to_dict()
-            # The baselines are chosen here too: the fastest library way per benchmark shape, handed on with the
-            # ceilings so that every later child of this worker times the same call (kernels/baselines.py).
+            # The baselines not handed on are chosen here too, alone on the device: the fastest library way per
+            # benchmark shape, kept by the parent so that every later child times the same call
+            # (kernels/baselines.py). Never in a job's child, after untrusted code has run there.
             ctx.baselines.choose_all([problems.load(name) for name in problems.available()], ctx)
-        return {**measured, "baselines": ctx.baselines.to_dict()}
+        return measured
 
-    answer, measured = setup_answer(payload, device_identity(ctx), measure)
+    answer, measured = setup_answer(payload, identity, measure)
+    answer["baselines"] = ctx.baselines.to_dict()
     if not measured:
         ctx.keep_ceilings(answer["ceilings"])
-        ctx.baselines.keep(answer["ceilings"].get("baselines"))
     for name in (payload or {}).get("rehearse") or problems.available():
         with DEVICE_LOCK.setup_step():
             checks.rehearse(problems.load(name), ctx)

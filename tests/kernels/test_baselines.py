@@ -1,0 +1,62 @@
+"""Choosing the baseline among the library's ways (kernels/baselines.py), on the CPU: the fastest median wins,
+choices survive the trip to the parent and back, a handed choice is used without timing anything, and one that
+names a way this version no longer offers is made again. The timing itself runs on the GPU (`python -m kernels
+selftest --baselines-only`)."""
+
+from types import SimpleNamespace
+
+from kernels import baselines, problems
+from kernels.baselines import Candidate, Choice, Chosen
+
+
+def test_the_fastest_median_wins_and_a_tie_goes_to_the_first_listed():
+    assert baselines.fastest({"cuBLAS GemmEx": 0.187, "cuBLASLt #1": 0.180, "PyTorch addmm": 0.181}) == "cuBLASLt #1"
+    assert baselines.fastest({"a": 1.0, "b": 1.0}) == "a"
+
+
+def test_a_choice_survives_the_trip_through_the_setup_answer():
+    choice = Choice("cuBLASLt #2", {"cuBLASLt #2": 1.3586, "cuBLAS GemmEx": 1.3955}, {"cuBLASLt #9": "refused"})
+    chosen = Chosen()
+    chosen.keep({"bf16_gemm:K=8192,M=8192,N=8192": choice.to_dict()})
+    assert chosen.choices["bf16_gemm:K=8192,M=8192,N=8192"] == choice
+    assert Chosen().to_dict() == {}
+
+
+def test_a_problem_with_one_way_needs_no_timing():
+    softmax = problems.load("softmax")
+    shape = softmax.benchmarks[0]
+    way, choice = Chosen().get(softmax, shape.sizes, shape.seed, ctx=None)  # no GPU: nothing may be timed
+    assert way.run is softmax.module().baseline
+    assert choice.name == softmax.baseline_name and choice.tried_ms == {}
+
+
+def fake_problem(ways: list[Candidate]):
+    module = SimpleNamespace(baseline_candidates=lambda sizes: ways)
+    return SimpleNamespace(name="fake", module=lambda: module, baseline_name="fake baseline")
+
+
+def test_a_handed_choice_is_used_as_it_is_and_a_stale_name_is_chosen_again(monkeypatch):
+    ways = [Candidate("way A", lambda *a: None), Candidate("way B", lambda *a: None)]
+    problem, sizes = fake_problem(ways), {"N": 8}
+    key = baselines.key(problem, sizes)
+    made = []
+    monkeypatch.setattr(baselines, "choose", lambda *a: made.append(a) or Choice("way A", {"way A": 1.0}))
+
+    chosen = Chosen()
+    chosen.keep({key: {"name": "way B", "tried_ms": {"way A": 2.0, "way B": 1.0}}})
+    way, choice = chosen.get(problem, sizes, 1, ctx=None)
+    assert way is ways[1] and choice.tried_ms["way B"] == 1.0 and made == []
+
+    chosen.keep({key: {"name": "cuBLASLt matmul (heuristic's #3 of 3)"}})  # the library now offers fewer
+    way, _ = chosen.get(problem, sizes, 1, ctx=None)
+    assert way is ways[0] and len(made) == 1
+    assert chosen.choices[key].name == "way A"  # kept for the next shape's lookup
+
+
+def test_the_gemm_and_attention_problems_list_their_ways_and_say_so():
+    # Each problem whose baseline is the fastest of several ways lists them and says so in its baseline line
+    # (their reference modules load cuBLAS, so their text is read here, not imported).
+    for name in ("sgemm", "hgemm", "bf16_gemm", "attention"):
+        problem = problems.load(name)
+        assert "def baseline_candidates(" in (problems.PROBLEMS_DIR / name / "reference.py").read_text(), name
+        assert "fastest" in problem.baseline_name, name
