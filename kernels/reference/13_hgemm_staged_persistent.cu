@@ -1,7 +1,9 @@
 // Step 13 - rung 12 with its epilogue staged through shared memory, persistent blocks, C prefetched into L2
 //     python -m kernels bench kernels/reference/13_hgemm_staged_persistent.cu --problem hgemm --arch sm_90a
-// Change versus 12. The main loop is step 12's, unchanged (256 x 128 x 64 tiles, 4 warpgroups of m64n128k16
-// wgmma, a 4-stage ring of 16-byte cp.async with the 128-byte swizzle); what changes is everything around it.
+// Change versus 12. The main loop is step 12's code (a 4-stage ring of 16-byte cp.async with the 128-byte
+// swizzle, one block barrier per k step, BM / 64 warpgroups of m64nBNk16 wgmma), now run at a 128 x 256 x 64
+// tile: 2 warpgroups of 256 threads, each an m64n256k16 wgmma over its 64 rows (128 FP32 accumulators a thread,
+// 196 registers); what changes is everything around it.
 // C is FP32 and both read (beta * C) and written: at 4096^2 that is 2 x 64 MB, twice the bytes of A and B
 // together, so how C moves is a large share of this GEMM's time.
 //   1. Staged epilogue. In step 12 each thread reads and writes C straight from the wgmma accumulator layout: a
@@ -19,10 +21,10 @@
 //   2. Persistent blocks: the grid is min(SMS, tiles) blocks and block b takes tiles b, b + grid, ... in the
 //      grouped raster order of step 11 (8 block rows walked column by column). Right after the barrier that
 //      frees the ring, the block starts the cp.async copies of the next tile's first two k stages into ring
-//      slots 0 and 1, and only then runs the epilogue in slot 2 (16 warps x 2.5 KB of staging): the next main loop
+//      slots 0 and 1, and only then runs the epilogue in slot 2 (8 warps x 2.5 KB of staging): the next main loop
 //      starts with its pipeline already full, instead of a new block's launch and pipeline fill per tile.
-//   3. Eight k steps before a tile's end (5-7 us at 4096^3), 256 threads each start an L2 prefetch of one row
-//      of the tile's C (cp.async.bulk.prefetch.L2, 512 bytes; fast path only, where rows are 16-byte aligned), so
+//   3. Eight k steps before a tile's end (5-7 us at 4096^3), 128 threads each start an L2 prefetch of one row
+//      of the tile's C (cp.async.bulk.prefetch.L2, 1 KB; fast path only, where rows are 16-byte aligned), so
 //      C's HBM reads overlap the last k steps and the epilogue's C loads come from L2. Every block's tiles end at
 //      about the same time: 132 x 128 KB of C is 17 MB to read, 4-5 us of the H200's HBM bandwidth, which is why
 //      the prefetch starts that early (and not earlier: C's lines must not push A and B out of the 50 MB L2).
@@ -30,13 +32,20 @@
 // copy loops: its registers are allocated together with the fast path's, and as in step 12 it would spill.
 // The cp.async group count stays in step across tiles: the next tile's prologue commits its STAGES - 2 groups
 // after the current tile's last (empty) groups, exactly as a fresh block's prologue would.
-// Plan: 256 x 128 block tile, 512 threads, 4 stages of 48 KB + 1 KB slack, 1 block per SM, grid
-// min(SMS, cdiv(M, 256) * cdiv(N, 128)) (132 on an H200 at 4096^2: 512 tiles, 3.9 per block).
-// Prediction: step 12 is at 87.6% of cuBLAS (0.257 ms); the BF16 rung gained 5% from its staged epilogue alone
-// with half of C's bytes, so the staged FP32 epilogue should gain at least as much, and the persistent prefetch
-// a few percent more: 93-97% of cuBLAS at 4096^3.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md): 4096^3 0.248 ms (IQR 0.247-0.248),
-// 555 TFLOP/s, 90.3% of cuBLAS (0.224 ms), 70.0% of the FP16 tensor roofline; step 12 was 87.6%.
+// Plan: 128 x 256 block tile, 256 threads, 4 stages of 48 KB + 1 KB slack, 1 block per SM, grid
+// min(SMS, cdiv(M, 128) * cdiv(N, 256)) (132 on an H200 at 4096^2: 512 tiles, 3.9 per block).
+// Why 128 x 256 and not 256 x 128 (the tile this rung first ran, as step 12 does): the hgemm sweep
+// (kernels/reference/sweeps/hgemm.toml, this code with blocks per SM as a parameter) timed both. A stage is the
+// same 48 KB either way (16 KB of A + 32 KB of B instead of 32 + 16), as are the tile count and C's bytes per
+// tile; 128 x 256 holds it with half the threads (256, not 512: 8 warps meet at each k step's barrier instead of
+// 16, each thread issues 12 copies a stage instead of 6), and each byte of B in a stage is read from shared memory by
+// 2 warpgroups instead of 4. The sweep measured only the times, so which of these differences pays is not known.
+// Measured on the H200 (2026-12-04, the sweep, `python3 -m kernels.tools.sweep kernels/reference/sweeps/hgemm.toml`,
+// one second of timed rounds; baseline the fastest of cuBLAS GemmEx and cuBLASLt's top algorithms, cuBLASLt's
+// heuristic #4 at about 0.2018 ms at 4096^3, GemmEx 0.2250 ms): 4096^3 0.2269 ms, 89.3% of the baseline, 77.9%
+// of the FP16 tensor roofline; the 256 x 128 tile in the same run 0.2476 ms, 81.9%.
+// Earlier (2026-12-03, kernels/BENCHMARKS.md, the rung judged alone, baseline cuBLAS GemmEx alone at 0.224 ms):
+// the 256 x 128 tile 0.248 ms, 90.3% of that baseline; step 12 87.6%.
 #include <cuda_fp16.h>
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
@@ -345,8 +354,8 @@ hgemm_wgmma_staged(int M, int N, int K, float alpha, const __half* __restrict__ 
 
 /* @plan
 [[launch]]
-kernel = "hgemm_wgmma_staged<256, 128, 4, 8, 8>"
-grid = ["min(SMS, cdiv(M, 256) * cdiv(N, 128))"]
-block = [512]
-shared_bytes = "4 * (256 + 128) * 64 * 2 + 1024"
+kernel = "hgemm_wgmma_staged<128, 256, 4, 8, 8>"
+grid = ["min(SMS, cdiv(M, 128) * cdiv(N, 256))"]
+block = [256]
+shared_bytes = "4 * (128 + 256) * 64 * 2 + 1024"
 */
