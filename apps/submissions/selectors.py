@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -164,7 +165,9 @@ def problem_measure(problem: str) -> Measure:
         definition = load(problem)
     except ProblemError:
         return Measure(problem=problem, unit=Unit.TFLOPS, baseline="baseline")
-    short = definition.baseline_name.split()[0] if definition.baseline_name.strip() else "baseline"
+    # "cuBLAS, the fastest way per shape of ..." and "PyTorch torch.softmax (dim = 1)" read as cuBLAS, PyTorch.
+    words = re.split(r"[\s,:;(]+", definition.baseline_name.strip())
+    short = words[0] if words[0] else "baseline"
     return Measure(
         problem=problem,
         unit=definition.unit,
