@@ -442,7 +442,10 @@ def kernel_parameters(source: str) -> dict[str, str]:
 def submission_files():
     files = [(problems.PROBLEMS_DIR / name / "example.cu", name) for name in NEW + ISSUE16]
     files += [(BAD / entry["file"], entry["problem"]) for entry in MANIFEST if entry["problem"] in NEW + ISSUE16]
-    files += [(path, name) for name in NEW + ISSUE16 for path in sorted((REFERENCE_RUNGS / name).glob("*.cu"))]
+    # The rungs (NN_*.cu); a sweep's template (sweep_*.cu) is not a submission until its variables are filled.
+    files += [
+        (path, name) for name in NEW + ISSUE16 for path in sorted((REFERENCE_RUNGS / name).glob("[0-9][0-9]_*.cu"))
+    ]
     return files
 
 

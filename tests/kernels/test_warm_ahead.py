@@ -99,10 +99,14 @@ def test_the_kept_ceilings_are_handed_on_while_fresh_and_not_after():
     assert fresh == {
         "ceilings": kept["ceilings"],
         "identity": {"uuid": "GPU-0"},
+        "baselines": None,
         "rehearse": ["sgemm"],
         "device_lock": "/tmp/x.lock",
     }
     assert stale["ceilings"] is None and stale["identity"] == {"uuid": "GPU-0"}
+    # The baseline choices outlive the ceilings' age: they depend on the device and library, not the clocks.
+    chosen = {"sgemm:K=4096,M=4096,N=4096": {"name": "cuBLAS SGEMM", "tried_ms": {}}}
+    assert ceilings.payload_for({**kept, "baselines": chosen}, 60, None, now=5000.0)["baselines"] == chosen
     assert ceilings.payload_for(None, 60, None)["ceilings"] is None
 
 
