@@ -91,7 +91,7 @@ def checked_ways(problem: Problem, sizes: dict[str, int], seed: int, ctx, ways: 
             # costliest part of choosing).
             expected = expected or expected_after(prepared)
             check = compare_outputs(problem, outs, expected, sizes, contract=False)
-        except (RuntimeError, JobFailed) as exc:  # a library refusing the shape, or a failed check of ours
+        except (RuntimeError, ImportError, JobFailed) as exc:  # a library refusing the shape, or missing
             dropped[way.name] = f"{type(exc).__name__}: {exc}"[:300]
             continue
         if check.passed:
@@ -133,10 +133,15 @@ class Chosen:
         return {name: choice.to_dict() for name, choice in self.choices.items()}
 
     def choose_all(self, problems: list[Problem], ctx) -> None:
-        """Every benchmark shape of every problem with more than one way (the measuring setup)."""
+        """Every benchmark shape of every problem with more than one way (the measuring setup). A problem none of
+        whose ways runs here (PyTorch missing on a node) is left unchosen, so that it fails its own jobs (as an
+        internal error, naming the cause), not the worker's start."""
         for problem in problems:
             for shape in problem.benchmarks:
-                self.get(problem, shape.sizes, shape.seed, ctx)
+                try:
+                    self.get(problem, shape.sizes, shape.seed, ctx)
+                except (RuntimeError, ImportError):
+                    break
 
     def get(self, problem: Problem, sizes: dict[str, int], seed: int, ctx) -> tuple[Candidate, Choice]:
         """The way to time at this shape, and the choice that named it."""

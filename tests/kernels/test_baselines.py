@@ -60,3 +60,22 @@ def test_the_gemm_and_attention_problems_list_their_ways_and_say_so():
         problem = problems.load(name)
         assert "def baseline_candidates(" in (problems.PROBLEMS_DIR / name / "reference.py").read_text(), name
         assert "fastest" in problem.baseline_name, name
+
+
+def test_a_problem_whose_ways_cannot_run_here_does_not_stop_the_others_from_being_chosen(monkeypatch):
+    def no_torch(sizes):
+        raise ImportError("No module named 'torch'")
+
+    broken = SimpleNamespace(
+        name="broken",
+        module=lambda: SimpleNamespace(baseline_candidates=no_torch),
+        benchmarks=[SimpleNamespace(sizes={"N": 1}, seed=1)],
+    )
+    ways = [Candidate("way A", lambda *a: None), Candidate("way B", lambda *a: None)]
+    fine = fake_problem(ways)
+    fine.benchmarks = [SimpleNamespace(sizes={"N": 8}, seed=2)]
+    monkeypatch.setattr(baselines, "choose", lambda *a: Choice("way B", {"way A": 2.0, "way B": 1.0}))
+
+    chosen = Chosen()
+    chosen.choose_all([broken, fine], ctx=None)
+    assert list(chosen.choices) == [baselines.key(fine, {"N": 8})]
