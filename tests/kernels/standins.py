@@ -77,7 +77,7 @@ def ceilings_setup(payload=None):
     _LOCK.use((payload or {}).get("device_lock"))
     _SETUP["started_at"] = time.time()
     with _LOCK.setup_step():
-        step_start = time.time()
+        step_start = _SETUP["step_at"] = time.time()
         time.sleep(float(os.environ.get("STANDIN_SETUP_S", "0")))
         _log_event("step", step_start)
     path = os.environ.get("STANDIN_IDENTITY_FILE", "")
@@ -112,11 +112,14 @@ def timed_job(payload):
         timed_start = time.time()
         time.sleep(payload["options"]["time_budget_s"])
         _log_event("timed", timed_start)
+        timed_end = time.time()  # still holding the lock: every setup step that waited for it begins after this
     times = {
         "pid": os.getpid(),
         "imported_at": IMPORTED_AT,
         "setup_at": _SETUP["started_at"],
+        "step_at": _SETUP["step_at"],
         "job_start": start,
+        "timed_end": timed_end,
         "job_end": time.time(),
     }
     _log_event("job", start)

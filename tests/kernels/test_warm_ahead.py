@@ -1,6 +1,6 @@
 """The GPU worker's children on the CPU (tests/kernels/standins.py): ceilings measured once per worker and
-handed on, measured again on another device or past their age; a successor that imports during the job but
-sets up (where it would touch the GPU) only once the job has returned. Each job still gets a fresh child."""
+handed on, measured again on another device or past their age; a successor that imports and sets up during the
+job, its GPU step waiting for the job's timed part (the device lock). Each job still gets a fresh child."""
 
 import json
 import time
@@ -123,17 +123,20 @@ def test_a_child_keeps_handed_ceilings_only_on_the_device_they_were_measured_on(
     assert measured_first and first["identity"] == {"uuid": "GPU-0"}
 
 
-def test_the_successor_imports_during_the_job_and_sets_up_only_after_it_returned(device):
+def test_the_successor_imports_during_the_job_and_its_gpu_step_never_meets_a_timed_part(device, monkeypatch):
+    monkeypatch.setenv("STANDIN_SETUP_S", "0.3")
     with standin_judge() as judge:
         judge.start()
-        _, first = run(judge, job_s=2.0)
+        _, first = run(judge, job_s=2.0)  # the stand-in's whole job is its timed part
         _, second = run(judge, job_s=0.0)
 
-    # The second job's child was started while the first job ran, and had imported its modules by the
-    # time that job ended; its setup (the GPU phase) began only after the job had returned.
+    # The second job's child was started while the first job ran and imported its modules then; its setup's GPU
+    # step (holding the device lock shared) came after the first job's timed part had let the lock go. (Spares
+    # that finish importing during a job are released at the next job's start or after it, and then set up
+    # beside jobs: tests/kernels/test_spare_pool.py.)
     assert second["pid"] != first["pid"]
     assert first["job_start"] < second["imported_at"] < first["job_end"]
-    assert second["setup_at"] >= first["job_end"]
+    assert second["step_at"] >= first["timed_end"]
 
 
 def test_without_warming_ahead_the_successor_starts_only_after_the_job(device):
