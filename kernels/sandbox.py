@@ -12,8 +12,9 @@ private log file capped by RLIMIT_FSIZE, so a printf flood can neither fill the 
 The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per child), with setups beside jobs
 (the worker's device lock, kernels/devicelock.py):
 
-    job k runs         | up to S spares import and up to S set up: each GPU step of a setup holds the lock
-                       | shared, each of the job's timed launches holds it alone, so they take turns
+    job k runs         | up to S spares import and up to S set up (a spare is released into its setup as its
+                       | imports finish: the waiting parent looks every MEANWHILE_S); each GPU step of a setup
+                       | holds the lock shared, each of the job's timed launches holds it alone: they take turns
     job k returns      | gap: its child is killed; a set-up spare becomes the next child; spares are released
                        | until S are setting up or set up again
     job k+1 is called  | it runs at once (setup_wait_ms ~ 0) unless no spare had finished its setup
@@ -50,6 +51,8 @@ from typing import Any
 OUTPUT_LIMIT_BYTES = 16 << 20
 # How much of it comes back to the parent.
 OUTPUT_RETURNED_BYTES = 16 * 1024
+# How often a parent waiting for a job's answer looks at its spares (setups beside jobs).
+MEANWHILE_S = 0.05
 
 
 class Status(str, Enum):
@@ -323,7 +326,9 @@ class Worker:
             return own
         begin = time.perf_counter()
         self._child.conn.send((func, payload))
-        outcome = self._wait(self._child, timeout_s, begin)
+        # With setups beside jobs, a spare whose imports finish while the job runs starts its setup then.
+        meanwhile = self._release_spares if self.setups_beside_jobs else None
+        outcome = self._wait(self._child, timeout_s, begin, meanwhile)
         if outcome.status in (Status.TIMED_OUT, Status.CRASHED) or getattr(outcome.value, "poisons_worker", False):
             self._end(self._child)
             self._child = None
@@ -350,12 +355,18 @@ class Worker:
         self.close()
 
     @staticmethod
-    def _wait(child: _Child, timeout_s: float, begin: float) -> Outcome:
+    def _wait(child: _Child, timeout_s: float, begin: float, meanwhile: Callable[[], None] | None = None) -> Outcome:
+        """The child's answer, or its death, or the timeout (then the child is killed). `meanwhile` runs every
+        MEANWHILE_S while waiting (releasing spares whose imports finish during a job)."""
         deadline = begin + timeout_s
         message, ready = child.early, True
         child.early = None
         while message is None:
-            ready = child.conn.poll(max(0.0, deadline - time.perf_counter()))
+            remaining = max(0.0, deadline - time.perf_counter())
+            ready = child.conn.poll(min(remaining, MEANWHILE_S) if meanwhile else remaining)
+            if not ready and meanwhile and remaining > MEANWHILE_S:
+                meanwhile()
+                continue
             if not ready:
                 break
             try:

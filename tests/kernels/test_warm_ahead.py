@@ -123,19 +123,17 @@ def test_a_child_keeps_handed_ceilings_only_on_the_device_they_were_measured_on(
     assert measured_first and first["identity"] == {"uuid": "GPU-0"}
 
 
-def test_the_successor_imports_during_the_job_and_its_gpu_step_never_meets_a_timed_part(device, monkeypatch):
+def test_the_successor_sets_up_during_the_job_but_never_during_its_timed_part(device, monkeypatch):
     monkeypatch.setenv("STANDIN_SETUP_S", "0.3")
     with standin_judge() as judge:
         judge.start()
-        _, first = run(judge, job_s=2.0)  # the stand-in's whole job is its timed part
+        _, first = run(judge, job_s=3.0)  # the stand-in's whole job is its timed part
         _, second = run(judge, job_s=0.0)
 
-    # The second job's child was started while the first job ran and imported its modules then; its setup's GPU
-    # step (holding the device lock shared) came after the first job's timed part had let the lock go. (Spares
-    # that finish importing during a job are released at the next job's start or after it, and then set up
-    # beside jobs: tests/kernels/test_spare_pool.py.)
+    # The second job's child was started while the first job ran, imported its modules and was released into its
+    # setup then; the setup's GPU step (holding the device lock shared) waited for the timed part to let go.
     assert second["pid"] != first["pid"]
-    assert first["job_start"] < second["imported_at"] < first["job_end"]
+    assert first["job_start"] < second["imported_at"] < second["setup_at"] < first["job_end"]
     assert second["step_at"] >= first["timed_end"]
 
 
