@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -165,13 +164,10 @@ def problem_measure(problem: str) -> Measure:
         definition = load(problem)
     except ProblemError:
         return Measure(problem=problem, unit=Unit.TFLOPS, baseline="baseline")
-    # "cuBLAS, the fastest way per shape of ..." and "PyTorch torch.softmax (dim = 1)" read as cuBLAS, PyTorch.
-    words = re.split(r"[\s,:;(]+", definition.baseline_name.strip())
-    short = words[0] if words[0] else "baseline"
     return Measure(
         problem=problem,
         unit=definition.unit,
-        baseline=short,
+        baseline=definition.library or "baseline",
         baseline_full=definition.baseline_name,
         size_names=definition.size_names,
     )

@@ -115,6 +115,7 @@ _OPTIONAL_KEYS = (
     "benchmarks",
     "alignment",
     "intermediate_dtype",
+    "library",
 )
 _ARG_KEYS = ("name", "type", "value", "workspace", "shape")
 _FLAG_KEY = "flag_faster_than_baseline"
@@ -176,6 +177,7 @@ class Problem:
     compute_unit: str  # "fp32", "tensor_fp16", "tensor_bf16" or "memory": which measured ceiling bounds the roofline
     unit: str  # "TFLOP/s" or "GB/s": the figure readers see first
     baseline_name: str
+    library: str  # the baseline's library as readers say it: "% of cuBLAS", "% of PyTorch"
     flag_faster_than_baseline: bool  # False where the baseline is known to be beatable (no vendor routine)
     flops_expr: str
     bytes_expr: str
@@ -341,6 +343,7 @@ def parse(data: dict, where: str = "problem") -> Problem:
         compute_unit=data["compute_unit"],
         unit=data.get("unit", "TFLOP/s"),
         baseline_name=data["baseline"],
+        library=str(data.get("library") or data["baseline"].split()[0]),
         flag_faster_than_baseline=_bool(data.get(_FLAG_KEY, True), _FLAG_KEY, where),
         flops_expr=str(data["flops"]),
         bytes_expr=str(data["bytes"]),
