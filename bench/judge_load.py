@@ -77,6 +77,7 @@ TOLERANCE_PCT = 1.0  # the issue's "within 1%"
 CONTROL_JOBS = 4  # jobs of the hidden check's control, each after 5 s of its disturbing child's imports
 QUIET = ["--without-gossip", "--without-mingle", "--without-heartbeat"]  # no broadcasts between the workers
 SCALING_EFFICIENCY = 0.9  # the issue's "at least 0.9 x linear"
+STARTED = time.monotonic()
 
 
 def main() -> int:
@@ -104,7 +105,7 @@ def main() -> int:
     processes = Processes(var_dir, env)
     try:
         if args.hidden_check:
-            report["hidden"] = hidden_check(args)
+            report["hidden"] = progress("hidden", hidden_check(args))
         if args.scaling or args.interference or args.alone or args.submissions:
             exercise, readers = prepare(args)
             processes.start_compile(args.compile_concurrency)
@@ -114,12 +115,16 @@ def main() -> int:
             report["interference"] = phase_interference(processes, exercise, readers, args, gpus)
         elif args.alone or args.submissions:
             processes.start_gpus("gpus", gpus)
-            report["first_jobs"] = phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
+            report["first_jobs"] = progress(
+                "first_jobs", phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
+            )
             if args.alone:
-                report["alone"] = phase_alone(exercise, readers["alone"], args.alone, args.idle_s, args.timeout)
+                report["alone"] = progress(
+                    "alone", phase_alone(exercise, readers["alone"], args.alone, args.idle_s, args.timeout)
+                )
             if args.submissions:
                 kill = processes.kill_gpu if args.kill_mid_job else None
-                report["burst"] = phase_burst(exercise, readers, args, gpus, kill=kill)
+                report["burst"] = progress("burst", phase_burst(exercise, readers, args, gpus, kill=kill))
                 if args.kill_mid_job:
                     report["burst"]["kill"]["restarted"] = restarted(processes, gpus[0])
         report["checks"] = checks(report, args)
@@ -138,6 +143,12 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(line + "\n")
     return 0 if all(report["checks"].values()) else 1
+
+
+def progress(phase: str, figures: dict) -> dict:
+    """Each phase's figures as it ends (the report comes only at the end, which a run cut short never reaches)."""
+    print(f"judge_load: {phase} done at {time.monotonic() - STARTED:.0f} s: {json.dumps(figures)}", flush=True)
+    return figures
 
 
 def parse_args() -> argparse.Namespace:
@@ -259,9 +270,14 @@ def hidden_check(args) -> dict:
     medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
     footprint: dict | None = None
+    kept = (
+        None  # the first judge's measuring setup (ceilings, baselines), handed on as a worker hands it to its children
+    )
     for mode in ("warm_ahead", "alone", "warm_ahead", "alone", "control"):
         with GpuJudge(warm=True, warm_ahead=mode == "warm_ahead", **kw) as judge:
+            judge.kept = kept
             error = judge.start()
+            kept = judge.kept
             if error:
                 raise RuntimeError(f"the judge did not start: {error}")
             for _ in range(min(args.hidden_check, CONTROL_JOBS) if mode == "control" else args.hidden_check):
