@@ -78,6 +78,7 @@ CONTROL_JOBS = 4  # jobs of the hidden check's control, each after 5 s of its di
 QUIET = ["--without-gossip", "--without-mingle", "--without-heartbeat"]  # no broadcasts between the workers
 SCALING_EFFICIENCY = 0.9  # the issue's "at least 0.9 x linear"
 STARTED = time.monotonic()
+JOB_STAGES = ("load", "checks", "timed_rounds")  # kernels/runner.py's stage_ms
 
 
 def main() -> int:
@@ -683,6 +684,8 @@ def figures(ids: list[int], gpus: int) -> dict:
         "gpu_stage_s": spread([seconds(s.started_at, s.finished_at) for s in judged]),
         "gpu_job_ms": spread([r.get("wall_time_ms") for r in results]),
         "setup_wait_ms": spread([r.get("setup_wait_ms") for r in results]),
+        "lock_wait_ms": spread([r.get("lock_wait_ms") for r in results]),
+        **{f"{stage}_ms": spread([(r.get("stage_ms") or {}).get(stage) for r in results]) for stage in JOB_STAGES},
         # The pool makes most waits 0 and a few one (parallel) setup long: the mean is what a job pays.
         "setup_wait_ms_mean": statistics.fmean(waits) if waits else None,
         "jobs_waiting_for_setup": sum(w > 1.0 for w in waits),
@@ -875,6 +878,8 @@ def print_report(report: dict) -> None:
         ("GPU stage (claim to result), s", "gpu_stage_s"),
         ("GPU job in the child, ms", "gpu_job_ms"),
         ("job's wait for its child's setup, ms", "setup_wait_ms"),
+        ("its timed launches' wait for setups, ms", "lock_wait_ms"),
+        *((f"  stage: {stage.replace('_', ' ')}, ms", f"{stage}_ms") for stage in JOB_STAGES),
         ("worker idle between jobs, s", "between_jobs_s"),
         ("kernel's timed median, ms", "kernel_median_ms"),
     ]

@@ -5,8 +5,9 @@ the pipeline that bench/judge_load.py measures.
 
     python3 bench/pool_rate.py [--problem sgemm] [--jobs 30] [--spares 1,2,4]
 
-Prints, per pool size: jobs per minute (first job's start to last job's end), the per-job wall time and setup
-wait (p50 and mean), and the median over jobs of the kernel's timed median with its spread, so that a pool that
+Prints, per pool size: jobs per minute (first job's start to last job's end), the per-job wall time, setup
+wait and wait of its timed launches for spares' setup steps (the device lock; p50 and mean), where a job's and a
+spare's setup's time goes, and the median over jobs of the kernel's timed median with its spread, so that a pool that
 disturbed the timing would show. Every job must be accepted.
 """
 
@@ -24,11 +25,13 @@ from kernels.results import Verdict
 PROBLEMS = Path(__file__).resolve().parents[1] / "kernels" / "problems"
 
 
-def run(compiled, jobs: int, spares: int) -> dict:
+def run(compiled, jobs: int, spares: int, kept: dict | None) -> dict:
     options = JudgeOptions()
-    walls, waits, medians = [], [], []
+    walls, waits, lock_waits, medians, setups = [], [], [], [], []
+    stages: dict[str, list[float]] = {}
     with GpuJudge(spares=spares) as judge:
-        judge.judge(compiled, options)  # the first child measures the ceilings: not part of the rate
+        judge.kept = kept  # the first pool size's measuring setup, handed on as a worker hands it to its children
+        judge.judge(compiled, options)  # a first child that measures the ceilings is not part of the rate
         time.sleep(10)  # the pool fills and sets up, as it would while a worker waits for its next message
         begin = time.perf_counter()
         for _ in range(jobs):
@@ -37,16 +40,28 @@ def run(compiled, jobs: int, spares: int) -> dict:
                 raise SystemExit(f"job not accepted: {result.verdict.value}: {result.message}")
             walls.append(result.wall_time_ms)
             waits.append(result.setup_wait_ms)
+            lock_waits.append(result.lock_wait_ms)
+            for stage, ms in result.stage_ms.items():
+                stages.setdefault(stage, []).append(ms)
             medians.append(result.benchmarks[0].candidate.median_ms)
+            setup = (judge.worker.setup_value or {}).get("setup_ms")
+            if setup and setup not in setups:
+                setups.append(setup)
         elapsed = time.perf_counter() - begin
+        kept = judge.kept
     return {
         "spares": spares,
         "jobs_per_min": 60 * jobs / elapsed,
         "wall_ms_p50": statistics.median(walls),
         "wait_ms_p50": statistics.median(waits),
         "wait_ms_mean": statistics.fmean(waits),
+        "lock_wait_ms_p50": statistics.median(lock_waits),
+        "lock_wait_ms_mean": statistics.fmean(lock_waits),
+        "stage_ms_p50": {stage: statistics.median(ms) for stage, ms in stages.items()},
+        "setup_ms_p50": {key: statistics.median(s[key] for s in setups) for key in setups[0]} if setups else {},
         "kernel_ms": statistics.median(medians),
         "kernel_spread_pct": 100 * (max(medians) - min(medians)) / statistics.median(medians),
+        "kept": kept,
     }
 
 
@@ -60,15 +75,21 @@ def main() -> None:
     compiled = compiler.compile_submission(source, args.problem)
     if not compiled.ok:
         raise SystemExit(compiled.message)
-    print("| spares | jobs/min | job wall p50 ms | setup wait p50 / mean ms | kernel median ms (spread) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| spares | jobs/min | job wall p50 ms | setup wait p50 / mean | lock wait p50 / mean | kernel ms (spread) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    kept = None
     for spares in (int(s) for s in args.spares.split(",")):
-        r = run(compiled, args.jobs, spares)
+        r = run(compiled, args.jobs, spares, kept)
+        kept = r.pop("kept")
         print(
             f"| {r['spares']} | {r['jobs_per_min']:.1f} | {r['wall_ms_p50']:.0f} | {r['wait_ms_p50']:.0f} / "
-            f"{r['wait_ms_mean']:.0f} | {r['kernel_ms']:.3f} ({r['kernel_spread_pct']:.1f}%) |",
+            f"{r['wait_ms_mean']:.0f} | {r['lock_wait_ms_p50']:.0f} / {r['lock_wait_ms_mean']:.0f} | "
+            f"{r['kernel_ms']:.3f} ({r['kernel_spread_pct']:.1f}%) |",
             flush=True,
         )
+        stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
+        setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
+        print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 
 
@@ -30,6 +31,7 @@ class DeviceLock:
         self.path: str | None = None
         self._fd: int | None = None
         self._depth = 0
+        self.waited_s = 0.0  # time spent waiting for the lock, all holds together (a job reports its share)
 
     def use(self, path: str | None) -> None:
         """Take part in the worker's lock at `path` (None: hold nothing)."""
@@ -45,7 +47,9 @@ class DeviceLock:
             yield
             return
         if self._depth == 0:
+            asked = time.perf_counter()
             fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            self.waited_s += time.perf_counter() - asked
         self._depth += 1
         try:
             yield

@@ -155,8 +155,10 @@ def warm_up(payload: dict | None = None) -> dict:
     # Each GPU step holds the worker's lock shared, so it may run while another child's job checks, never while
     # that job times a launch; the measurement holds it alone (kernels/devicelock.py).
     DEVICE_LOCK.use((payload or {}).get("device_lock"))
+    began, waited_before = time.perf_counter(), DEVICE_LOCK.waited_s
     with DEVICE_LOCK.setup_step():
         ctx = context()
+    context_done = time.perf_counter()
 
     identity = device_identity(ctx)
     if (payload or {}).get("identity") == identity:
@@ -176,9 +178,17 @@ def warm_up(payload: dict | None = None) -> dict:
     answer["baselines"] = ctx.baselines.to_dict()
     if not measured:
         ctx.keep_ceilings(answer["ceilings"])
+    rehearsed = time.perf_counter()
     for name in (payload or {}).get("rehearse") or problems.available():
         with DEVICE_LOCK.setup_step():
             checks.rehearse(problems.load(name), ctx)
+    # Where a setup's time goes (bench/pool_rate.py prints it): its GPU steps and their waits for timed launches.
+    answer["setup_ms"] = {
+        "context": (context_done - began) * 1e3,
+        "ceilings_and_baselines": (rehearsed - context_done) * 1e3,
+        "rehearsals": (time.perf_counter() - rehearsed) * 1e3,
+        "lock_wait": (DEVICE_LOCK.waited_s - waited_before) * 1e3,
+    }
     return answer
 
 

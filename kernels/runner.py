@@ -23,6 +23,7 @@ printed output) and `timing.py` (the interleaved timed rounds and their result).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,11 +70,13 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
     options = JobOptions(**payload["options"])
     result = JudgeResult(verdict=Verdict.ACCEPTED, message="", problem=problem.name, seed=options.seed)
     stage = "loading the module"
+    waited_before, clock = gpu.DEVICE_LOCK.waited_s, _StageClock(result.stage_ms)
     try:
         ctx = gpu.context()
         _check_arch(payload["arch"], ctx)
         launches = [plan_mod.Launch.from_dict(d) for d in payload["plan"]]
         kernels = _load(payload, problem, launches, ctx, result)
+        clock.lap("load")
         offsets = problem.misaligned_offsets()
         for shape in problem.tests:
             stage = "the correctness checks"
@@ -94,6 +97,7 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
                 Verdict.WRONG_ANSWER,
                 f"wrong at {len(failed)} of {len(result.checks)} test shapes; first: {failed[0].message}",
             )
+        clock.lap("checks")
         if options.bench:
             stage = "the timed rounds"
             ceilings = ctx.ceilings_for(problem.compute_unit)
@@ -101,6 +105,7 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
             for shape in problem.benchmarks:
                 result.benchmarks.append(bench_shape(problem, shape, launches, kernels, options, payload["arch"], ctx))
             result.telemetry = gpu.telemetry(ctx)
+            clock.lap("timed_rounds")
         result.message = _summary(result)
     except JobFailed as failure:
         result.verdict, result.message, result.error = failure.verdict, failure.message, failure.error
@@ -114,7 +119,20 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
             f"CUDA error during {stage}: {exc}",
             repr(exc),
         )
+    result.lock_wait_ms = (gpu.DEVICE_LOCK.waited_s - waited_before) * 1e3
     return result
+
+
+class _StageClock:
+    """Writes the seconds since the previous lap, in ms, under each stage's name (where a job's time goes)."""
+
+    def __init__(self, into: dict[str, float]):
+        self.into, self.last = into, time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.into[stage] = (now - self.last) * 1e3
+        self.last = now
 
 
 def _check_arch(arch: str, ctx: gpu.GpuContext) -> None:
