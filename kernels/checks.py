@@ -7,6 +7,7 @@ timed rounds both raise it and the job entry point (`runner.judge_job`) turns it
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import cupy as cp
@@ -89,15 +90,21 @@ def call_baseline(problem: Problem, prepared: Prepared, ctx: gpu.GpuContext, fun
     return function(prepared.arrays(), target, prepared.sizes, problem.params, ctx)
 
 
-def rehearse(problem: Problem, ctx: gpu.GpuContext) -> None:
+def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name: contextlib.nullcontext()) -> None:
     """Prepare, run the baseline and check once at the first test shape (compiles CuPy's kernels, loads the
-    baseline's library)."""
+    baseline's library). Each part runs inside `step(name)`: a spare holds the device lock per part
+    (kernels/gpu.py), so that a timed launch in another child waits for one part, never for the whole rehearsal."""
     shape = problem.tests[0]
-    prepared = prepare(problem, shape.sizes, [0, shape.seed])
-    returned = call_baseline(problem, prepared, ctx)
-    outs = baseline_outputs(problem, prepared, returned)
-    input_faults(prepared)
-    compare_outputs(problem, outs, expected_after(prepared), shape.sizes, contract=False)
+    with step("inputs"):
+        prepared = prepare(problem, shape.sizes, [0, shape.seed])
+    with step("baseline"):
+        outs = baseline_outputs(problem, prepared, call_baseline(problem, prepared, ctx))
+    with step("input checks"):
+        input_faults(prepared)
+    with step("reference"):
+        expected = expected_after(prepared)
+    with step("comparison"):
+        compare_outputs(problem, outs, expected, shape.sizes, contract=False)
 
 
 def check_shape(

@@ -10,7 +10,10 @@ nothing it queued runs on into the next holder's turn. A job's checks and refere
 beside spares' steps.
 
 The lock is flock(2) on a file the parent makes: the kernel drops it when its holder dies (a job killed at its
-timeout, a crashed child), so a dead child never wedges the pool. Holding is reentrant within a process (the
+timeout, a crashed child), so a dead child never wedges the pool. flock grants a shared request while shared
+holders remain even if an exclusive one waits, so spares stepping back to back could hold a timed launch off for
+a whole setup: a second file, the gate, is held by a timed launch while it waits and passed through by every setup
+step, so a step asked for after a timed launch waits behind it. Holding is reentrant within a process (the
 ceilings' GEMMs time launches inside a measuring setup that already holds it). Without a path (a cold worker, the
 CLI, a test on the CPU), holding does nothing: there is no other child to keep out.
 """
@@ -30,6 +33,7 @@ class DeviceLock:
         self.synchronize = synchronize
         self.path: str | None = None
         self._fd: int | None = None
+        self._gate: int | None = None
         self._depth = 0
         self.waited_s = 0.0  # time spent waiting for the lock, all holds together (a job reports its share)
 
@@ -37,9 +41,11 @@ class DeviceLock:
         """Take part in the worker's lock at `path` (None: hold nothing)."""
         if path == self.path:
             return
-        if self._fd is not None:
-            os.close(self._fd)
-        self.path, self._fd = path, (os.open(path, os.O_RDWR) if path else None)
+        for fd in (self._fd, self._gate):
+            if fd is not None:
+                os.close(fd)
+        self.path = path
+        self._fd, self._gate = (os.open(path, os.O_RDWR), os.open(gate_path(path), os.O_RDWR)) if path else (None, None)
 
     @contextlib.contextmanager
     def held(self, exclusive: bool) -> Iterator[None]:
@@ -48,7 +54,12 @@ class DeviceLock:
             return
         if self._depth == 0:
             asked = time.perf_counter()
-            fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            # Through the gate: a timed launch closes it while it waits, a setup step only passes it.
+            fcntl.flock(self._gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            finally:
+                fcntl.flock(self._gate, fcntl.LOCK_UN)
             self.waited_s += time.perf_counter() - asked
         self._depth += 1
         try:
@@ -70,13 +81,19 @@ class DeviceLock:
         return self.held(exclusive=False)
 
 
+def gate_path(path: str) -> str:
+    return path + ".gate"
+
+
 def new_lock_file() -> str:
-    """The parent's lock file (removed by `remove_lock_file` when the worker closes)."""
+    """The parent's lock file and its gate (removed by `remove_lock_file` when the worker closes)."""
     fd, path = tempfile.mkstemp(prefix="kernels-device-", suffix=".lock")
     os.close(fd)
+    os.close(os.open(gate_path(path), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
     return path
 
 
 def remove_lock_file(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+    for name in (path, gate_path(path)):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)

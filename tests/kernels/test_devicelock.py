@@ -71,6 +71,20 @@ def test_a_timed_launch_waits_for_the_setup_step_in_flight(lock_file):
     assert timed_start >= step_end
 
 
+def test_a_setup_step_asked_for_after_a_waiting_timed_launch_goes_after_it(lock_file):
+    # flock alone would let the later step share the lock with the one in flight, and spares stepping back to
+    # back would hold the timed launch off for their whole setups: the gate keeps the order.
+    step = hold(lock_file, "setup", 1.0)
+    first_line(step)
+    timed = hold(lock_file, "timed", 0.3)
+    time.sleep(0.5)  # the timed launch is waiting for the step by now
+    later = hold(lock_file, "setup", 0.1)
+    step_end = interval_rest(step)
+    timed_start, timed_end = interval(timed)
+    later_start, _ = interval(later)
+    assert step_end <= timed_start and timed_end <= later_start
+
+
 def test_a_holder_that_dies_lets_go(lock_file):
     stuck = hold(lock_file, "timed", 60)
     first_line(stuck)
