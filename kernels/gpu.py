@@ -153,10 +153,8 @@ def warm_up(payload: dict | None = None) -> dict:
     from kernels import checks, problems
     from kernels.ceilings import setup_answer
 
-    # Each step that runs work on the GPU holds the worker's lock shared, so it may run while another child's job
-    # checks, never while that job times a launch; the measurement holds it alone (kernels/devicelock.py). Making
-    # the context, the cuBLAS handle and the flush buffer launches nothing (driver and allocator calls), so it
-    # holds nothing: measured on the H200 it was a quarter of a spare's setup, all of it in a timed launch's way.
+    # Each GPU step holds the worker's lock shared, so it may run while another child's job checks, never while
+    # that job times a launch; the measurement holds it alone (kernels/devicelock.py).
     DEVICE_LOCK.use((payload or {}).get("device_lock"))
     spent: dict[str, float] = {}
     waited_before = DEVICE_LOCK.waited_s
@@ -168,7 +166,7 @@ def warm_up(payload: dict | None = None) -> dict:
             yield
         spent[name] = spent.get(name, 0.0) + (time.perf_counter() - began) * 1e3
 
-    with step("context", locked=False):
+    with step("context"):
         ctx = context()
 
     identity = device_identity(ctx)
