@@ -185,6 +185,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--spares", type=int, help="spare children per GPU worker (GPU_WARM_SPARES; default: the setting's)"
     )
+    parser.add_argument(
+        "--setups-beside-jobs",
+        type=int,
+        choices=(0, 1),
+        help="1: spares set up while jobs run, 0: only between jobs (GPU_SETUPS_BESIDE_JOBS; default: the setting's)",
+    )
     parser.add_argument("--compile-concurrency", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds a phase may take")
     parser.add_argument("--use-env-services", action="store_true", help="DATABASE_URL and CELERY_BROKER_URL")
@@ -246,6 +252,8 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
         env.setdefault("CELERY_BROKER_RESTORE_INTERVAL_S", "2")
     if args.spares is not None:
         env.update(GPU_WARM_SPARES=str(args.spares))
+    if args.setups_beside_jobs is not None:
+        env.update(GPU_SETUPS_BESIDE_JOBS=str(args.setups_beside_jobs))
     if args.cpu_standin:
         env.update(SUBMISSIONS_JUDGE_JOB=f"{STANDIN}:judge_job", SUBMISSIONS_JUDGE_WARM_UP=f"{STANDIN}:warm_up")
         env.update(STANDIN_JOB_S=str(args.standin_job_s))
@@ -268,6 +276,8 @@ def hidden_check(args) -> dict:
     kw = {"job": f"{STANDIN}:judge_job", "warm_up": f"{STANDIN}:warm_up"} if args.cpu_standin else {}
     if args.spares is not None:
         kw["spares"] = args.spares
+    if args.setups_beside_jobs is not None:
+        kw["setups_beside_jobs"] = bool(args.setups_beside_jobs)
     medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
     footprint: dict | None = None
@@ -673,6 +683,17 @@ def figures(ids: list[int], gpus: int) -> dict:
         "submissions": len(rows),
         "statuses": dict(sorted(count(s.status for s in rows).items())),
         "verdicts": dict(sorted(count(s.verdict for s in rows).items())),
+        # What went wrong where a job did not pass (the example always should): the message and the error's end.
+        "not_passed": [
+            {
+                "id": s.pk,
+                "verdict": s.verdict,
+                "message": s.message[:300],
+                "error": (s.result or {}).get("error", "")[-600:],
+            }
+            for s in rows
+            if s.status != "passed"
+        ][:5],
         "per_minute_per_gpu": len(judged) / window_s * 60 / gpus if window_s else None,
         "per_minute_node": len(judged) / window_s * 60 if window_s else None,
         "per_gpu": per_gpu(judged, window_s),
@@ -897,6 +918,8 @@ def print_report(report: dict) -> None:
             print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))
     for name, phase in phases:
         print(f"{name}: statuses {phase['statuses']}, verdicts {phase['verdicts']}")
+        for job in phase.get("not_passed") or []:
+            print(f"  submission {job['id']}: {job['verdict']}: {job['message']} {job['error']}".rstrip())
     if report.get("burst"):
         f = report["burst"]["fairness"]
         print(

@@ -3,12 +3,12 @@ GPU worker does with a full queue, for several sizes of the pool of warm spares 
 Celery or database: it isolates what the pool changes (the wait for a set-up child between jobs) from the rest of
 the pipeline that bench/judge_load.py measures.
 
-    python3 bench/pool_rate.py [--problem sgemm] [--jobs 30] [--spares 1,2,4]
+    python3 bench/pool_rate.py [--problem sgemm] [--jobs 30] [--spares 1,2,4] [--schedules beside,gaps]
 
-Prints, per pool size: jobs per minute (first job's start to last job's end), the per-job wall time, setup
-wait and wait of its timed launches for spares' setup steps (the device lock; p50 and mean), where a job's and a
-spare's setup's time goes, and the median over jobs of the kernel's timed median with its spread, so that a pool that
-disturbed the timing would show. Every job must be accepted.
+Prints, per schedule (GPU_SETUPS_BESIDE_JOBS) and pool size: jobs per minute (first job's start to last job's
+end), the per-job wall time, setup wait and wait of its timed launches for spares' setup steps (the device lock;
+p50 and mean), where a job's and a spare's setup's time goes, and the median over jobs of the kernel's timed
+median with its spread, so that a pool that disturbed the timing would show. Every job must be accepted.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from kernels.results import Verdict
 PROBLEMS = Path(__file__).resolve().parents[1] / "kernels" / "problems"
 
 
-def run(compiled, jobs: int, spares: int, kept: dict | None) -> dict:
+def run(compiled, jobs: int, spares: int, beside: bool, kept: dict | None) -> dict:
     options = JudgeOptions()
     walls, waits, lock_waits, medians, setups = [], [], [], [], []
     stages: dict[str, list[float]] = {}
-    with GpuJudge(spares=spares) as judge:
+    with GpuJudge(spares=spares, setups_beside_jobs=beside) as judge:
         judge.kept = kept  # the first pool size's measuring setup, handed on as a worker hands it to its children
         judge.judge(compiled, options)  # a first child that measures the ceilings is not part of the rate
         time.sleep(10)  # the pool fills and sets up, as it would while a worker waits for its next message
@@ -51,6 +51,7 @@ def run(compiled, jobs: int, spares: int, kept: dict | None) -> dict:
         kept = judge.kept
     return {
         "spares": spares,
+        "schedule": "beside" if beside else "gaps",
         "jobs_per_min": 60 * jobs / elapsed,
         "wall_ms_p50": statistics.median(walls),
         "wait_ms_p50": statistics.median(waits),
@@ -70,26 +71,34 @@ def main() -> None:
     parser.add_argument("--problem", default="sgemm")
     parser.add_argument("--jobs", type=int, default=30)
     parser.add_argument("--spares", default="1,2,4", help="pool sizes to measure, comma-separated")
+    parser.add_argument(
+        "--schedules",
+        default="beside",
+        help="beside (spares set up while jobs run, through the device lock) and/or gaps (only between jobs)",
+    )
     args = parser.parse_args()
     source = (PROBLEMS / args.problem / "example.cu").read_text()
     compiled = compiler.compile_submission(source, args.problem)
     if not compiled.ok:
         raise SystemExit(compiled.message)
-    print("| spares | jobs/min | job wall p50 ms | setup wait p50 / mean | lock wait p50 / mean | kernel ms (spread) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print(
+        "| schedule | spares | jobs/min | job wall p50 ms | setup wait p50 / mean | lock wait p50 / mean | kernel ms |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     kept = None
-    for spares in (int(s) for s in args.spares.split(",")):
-        r = run(compiled, args.jobs, spares, kept)
-        kept = r.pop("kept")
-        print(
-            f"| {r['spares']} | {r['jobs_per_min']:.1f} | {r['wall_ms_p50']:.0f} | {r['wait_ms_p50']:.0f} / "
-            f"{r['wait_ms_mean']:.0f} | {r['lock_wait_ms_p50']:.0f} / {r['lock_wait_ms_mean']:.0f} | "
-            f"{r['kernel_ms']:.3f} ({r['kernel_spread_pct']:.1f}%) |",
-            flush=True,
-        )
-        stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
-        setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
-        print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
+    for schedule in args.schedules.split(","):
+        for spares in (int(s) for s in args.spares.split(",")):
+            r = run(compiled, args.jobs, spares, schedule == "beside", kept)
+            kept = r.pop("kept")
+            print(
+                f"| {r['schedule']} | {r['spares']} | {r['jobs_per_min']:.1f} | {r['wall_ms_p50']:.0f} | "
+                f"{r['wait_ms_p50']:.0f} / {r['wait_ms_mean']:.0f} | {r['lock_wait_ms_p50']:.0f} / "
+                f"{r['lock_wait_ms_mean']:.0f} | {r['kernel_ms']:.3f} (spread {r['kernel_spread_pct']:.1f}%) |",
+                flush=True,
+            )
+            stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
+            setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
+            print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,20 @@ def setup_answer(
     handed = payload.get("ceilings")
     if handed and payload.get("identity") == identity:
         return {"identity": identity, "ceilings": handed, "measured": False}, False
-    return {"identity": identity, "ceilings": measure(), "measured": True}, True
+    why = why_measured(handed, payload.get("identity"), identity)
+    return {"identity": identity, "ceilings": measure(), "measured": True, "why_measured": why}, True
+
+
+def why_measured(handed: dict[str, Any] | None, was: dict[str, Any] | None, now: dict[str, Any]) -> str:
+    """Why a child measured (a measurement holds the device for seconds, so a worker that measures again says why):
+    nothing handed (the first child, or ceilings past their age), or the identity fields that differ."""
+    if not handed:
+        return "no ceilings handed on"
+    was = was or {}
+    changes = [
+        f"{key}: {was.get(key)!r} -> {now.get(key)!r}" for key in sorted({*was, *now}) if was.get(key) != now.get(key)
+    ]
+    return "device identity changed: " + "; ".join(changes)
 
 
 def uuid_text(raw: bytes | str) -> str:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import shutil
 import subprocess
@@ -19,6 +20,8 @@ from typing import Any
 
 from kernels import ceilings, compiler, devicelock, problems, sandbox
 from kernels.results import CompileResult, JudgeResult, Verdict
+
+log = logging.getLogger(__name__)
 
 WARM_UP = "kernels.gpu:warm_up"
 JOB = "kernels.runner:judge_job"
@@ -63,10 +66,13 @@ class GpuJudge:
         ceilings_max_age_s: float = ceilings.CEILINGS_MAX_AGE_S,
         warm_ahead: bool = True,
         spares: int = DEFAULT_SPARES,
+        setups_beside_jobs: bool = True,
     ):
         # job / warm_up ("module:function") are the GPU runner's unless a caller (a test's CPU stand-in) says otherwise.
         # warm_ahead=False starts the successor only after the job (its imports then wait too): the
         # comparison that shows the overlap leaves the timing alone (bench/judge_load.py --hidden-check).
+        # setups_beside_jobs=False keeps the spares' setups to the gaps between jobs (their imports still run
+        # beside jobs; no device lock is needed): the other schedule, which bench/pool_rate.py compares.
         self.warm = warm
         self.job = job
         self.warm_ahead = warm and warm_ahead
@@ -74,7 +80,7 @@ class GpuJudge:
         self.kept: dict[str, Any] | None = None  # the latest setup's answer: device identity and ceilings
         self.ceilings_measured = 0
         self._rehearse: list[str] | None = None  # None: the first child rehearses every problem
-        self.device_lock = devicelock.new_lock_file() if self.warm_ahead else None
+        self.device_lock = devicelock.new_lock_file() if self.warm_ahead and setups_beside_jobs else None
         self.worker = sandbox.Worker(
             setup=warm_up if warm else None,
             preload=(job,) if warm else (),
@@ -103,6 +109,9 @@ class GpuJudge:
         if isinstance(answer, dict) and answer is not self.kept:
             self.kept = answer
             self.ceilings_measured += bool(answer.get("measured"))
+            if answer.get("measured") and self.ceilings_measured > 1:
+                # Seconds of the device held alone: an operator should see why it happened again.
+                log.warning("a child measured the ceilings again: %s", answer.get("why_measured"))
 
     def start(self) -> str | None:
         """Start the child now (CUDA context, cuBLAS handle, ceilings); returns an error text if that failed."""

@@ -65,6 +65,7 @@ def judge():
             warm_up=settings.SUBMISSIONS_JUDGE_WARM_UP,
             ceilings_max_age_s=settings.GPU_CEILINGS_MAX_AGE_S,
             spares=settings.GPU_WARM_SPARES,
+            setups_beside_jobs=settings.GPU_SETUPS_BESIDE_JOBS,
         )
     return _judge
 

@@ -35,8 +35,8 @@ def events(tmp_path, monkeypatch):
     return read
 
 
-def pool(spares: int) -> GpuJudge:
-    return GpuJudge(warm=True, job=S + "timed_job", warm_up=S + "ceilings_setup", spares=spares)
+def pool(spares: int, **options) -> GpuJudge:
+    return GpuJudge(warm=True, job=S + "timed_job", warm_up=S + "ceilings_setup", spares=spares, **options)
 
 
 def burst(judge: GpuJudge, jobs: int, job_s: float, timeout_s: float = 60) -> list:
@@ -65,6 +65,21 @@ def test_setups_run_beside_jobs_but_never_beside_a_timed_part_and_no_child_runs_
     # Spares set up while jobs ran (what keeps a burst from waiting), and side by side with each other.
     assert any(overlaps(setup, job) for setup in setups for job in jobs if setup[1] != job[1])
     assert any(overlaps(a, b) for a in steps for b in steps if a is not b)
+
+
+def test_with_setups_kept_to_the_gaps_no_setup_overlaps_a_job(events):
+    # The other schedule (GPU_SETUPS_BESIDE_JOBS=False): spares import beside jobs, set up only between them.
+    with pool(spares=3, setups_beside_jobs=False) as judge:
+        assert judge.start() is None and judge.device_lock is None
+        results = burst(judge, 6, job_s=0.3)
+
+    assert all(r.verdict is Verdict.ACCEPTED for r in results)
+    log = events()
+    jobs, setups = [e for e in log if e[0] == "job"], [e for e in log if e[0] == "setup"]
+    assert len({pid for _, pid, _, _ in jobs}) == 6  # a fresh child per job
+    for job in jobs:
+        for setup in setups:
+            assert not overlaps(job, setup), (job, setup)
 
 
 def test_a_warm_pool_makes_the_jobs_of_a_burst_wait_for_no_setup(events):

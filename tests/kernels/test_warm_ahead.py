@@ -53,9 +53,9 @@ def test_the_first_child_measures_the_ceilings_and_every_later_child_is_handed_t
     assert len({times["pid"] for _, times in results}) == 3  # still a fresh child per job
 
 
-def test_a_child_on_another_device_identity_measures_again(device):
+def test_a_child_on_another_device_identity_measures_again(device, caplog):
     identity, log = device
-    with standin_judge() as judge:
+    with caplog.at_level("WARNING", logger="kernels.judge"), standin_judge() as judge:
         judge.start()
         identity.write_text("GPU-1")  # the driver or the clocks changed after the first child was set up
         first, _ = run(judge)
@@ -65,6 +65,10 @@ def test_a_child_on_another_device_identity_measures_again(device):
     assert measurements(log) == 2 and judge.ceilings_measured == 2
     assert first.ceilings.measured_at < second.ceilings.measured_at == third.ceilings.measured_at
     assert judge.kept["identity"] == {"uuid": "GPU-1"}
+    # The worker says why it measured again, naming what changed.
+    assert [r.getMessage() for r in caplog.records] == [
+        "a child measured the ceilings again: device identity changed: uuid: 'GPU-0' -> 'GPU-1'"
+    ]
 
 
 def test_ceilings_past_their_age_are_measured_again_by_the_next_child(device):
@@ -121,6 +125,8 @@ def test_a_child_keeps_handed_ceilings_only_on_the_device_they_were_measured_on(
     assert (same["ceilings"]["copy_gbps"], measured_same) == (1.0, False)
     assert (upgraded["ceilings"]["copy_gbps"], measured_upgraded) == (2.0, True)
     assert measured_first and first["identity"] == {"uuid": "GPU-0"}
+    assert first["why_measured"] == "no ceilings handed on"
+    assert upgraded["why_measured"] == "device identity changed: driver: '580' -> '590'"
 
 
 def test_the_successor_sets_up_during_the_job_but_never_during_its_timed_part(device, monkeypatch):
