@@ -129,6 +129,8 @@ def main() -> int:
                 if args.kill_mid_job:
                     report["burst"]["kill"]["restarted"] = restarted(processes, gpus[0])
         report["checks"] = checks(report, args)
+        if not all(report["checks"].values()):
+            print_log_problems(var_dir)  # the workers' logs go with the folder (unless --keep)
     except RuntimeError:
         print_log_tails(var_dir)  # why a phase stalled is in the workers' logs, which go with the folder
         raise
@@ -534,6 +536,22 @@ def print_log_tails(folder: Path, chars: int = 2500) -> None:
     for log in sorted(folder.rglob("*.log")):
         print(f"---- {log.relative_to(folder)} (last {chars} characters)", file=sys.stderr)
         print(log.read_text(errors="replace")[-chars:], file=sys.stderr)
+
+
+def print_log_problems(folder: Path, lines: int = 40) -> None:
+    """The workers' warnings, errors and tracebacks (a worker that measured the ceilings again says why)."""
+    for log in sorted(folder.rglob("*.log")):
+        found = [
+            line
+            for line in log.read_text(errors="replace").splitlines()
+            if any(mark in line for mark in ("WARNING", "ERROR", "Traceback", "Error:"))
+        ]
+        if found:
+            print(
+                f"---- {log.relative_to(folder)}: {len(found)} warning or error lines, the first {lines}",
+                file=sys.stderr,
+            )
+            print("\n".join(found[:lines]), file=sys.stderr)
 
 
 def phase_first_jobs(exercise, user, gpus: list[str], timeout_s: float) -> dict:
