@@ -136,10 +136,11 @@ def test_the_successor_sets_up_during_the_job_but_never_during_its_timed_part(de
         _, first = run(judge, job_s=3.0)  # the stand-in's whole job is its timed part
         _, second = run(judge, job_s=0.0)
 
-    # The second job's child was started while the first job ran, imported its modules and was released into its
-    # setup then; the setup's GPU step (holding the device lock shared) waited for the timed part to let go.
+    # The second job's child was started as the first job was sent, imported its modules and was released into its
+    # setup before that job ended (on a loaded machine its imports may even finish before the job starts); the
+    # setup's GPU step (holding the device lock shared) waited for the timed part to let go.
     assert second["pid"] != first["pid"]
-    assert first["job_start"] < second["imported_at"] < second["setup_at"] < first["job_end"]
+    assert second["imported_at"] < second["setup_at"] < first["job_end"]
     assert second["step_at"] >= first["timed_end"]
 
 
