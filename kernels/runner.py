@@ -124,7 +124,7 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
 
 
 class _StageClock:
-    """Writes the seconds since the previous lap, in ms, under each stage's name (where a job's time goes)."""
+    """Records, under each stage's name, the milliseconds since the previous lap (where a job's time goes)."""
 
     def __init__(self, into: dict[str, float]):
         self.into, self.last = into, time.perf_counter()
