@@ -93,7 +93,7 @@ def call_baseline(problem: Problem, prepared: Prepared, ctx: gpu.GpuContext, fun
 def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name: contextlib.nullcontext()) -> None:
     """Prepare, run the baseline and check once at the first test shape (compiles CuPy's kernels, loads the
     baseline's library). Each part runs inside `step(name)`: a spare holds the device lock per part
-    (kernels/gpu.py), so that a timed launch in another child waits for one part, never for the whole rehearsal."""
+    (kernels/gpu.py), so that another child's timed rounds wait for one part, never for the whole rehearsal."""
     shape = problem.tests[0]
     with step("inputs"):
         prepared = prepare(problem, shape.sizes, [0, shape.seed])

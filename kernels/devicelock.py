@@ -1,21 +1,26 @@
-"""One lock file per GPU worker, shared by its children: a timed launch holds it alone, spares' setup steps share it.
+"""One lock file per GPU worker, shared by its children: a job's timed rounds hold it alone, spares' setup steps
+share it.
 
 The worker's spare children set up (CUDA context, cuBLAS handle, rehearsals) while a job runs in another child,
 so no job waits for a successor (kernels/sandbox.py). What must not happen is another process's GPU work while a
 launch is being timed: the GPU would time-slice between the contexts and the launch would read slow. So every
-GPU step of a spare's setup holds the lock shared (several spares set up side by side), and every timed launch
-holds it exclusively (`GpuContext.time_ms`): a timed launch waits for the steps in flight to end, and a step waits
-for the timed launch. Before letting go, the holder waits for its own GPU work to finish (`synchronize`), so
-nothing it queued runs on into the next holder's turn. A job's checks and reference, which are not timed, run
-beside spares' steps.
+step of a spare's setup that launches work on the device holds the lock shared (several spares set up side by
+side), and a job's timed rounds hold it exclusively, the whole stage at once (kernels/runner.py): the stage waits
+once for the steps in flight, where holding it per timed launch made each of a job's twenty-odd launches wait
+for a step (0.55 s a job on the H200, kernels/BENCHMARKS.md). Before letting go, the holder waits for its own GPU
+work to finish (`synchronize`), so nothing it queued runs on into the next holder's turn. A job's loading and
+correctness checks, which are not timed, run beside spares' steps. Making a CUDA context launches no work on the
+device, and a spare makes its context without the lock: beside timed launches it changed none of them
+measurably (bench/setup_cost.py).
 
 The lock is flock(2) on a file the parent makes: the kernel drops it when its holder dies (a job killed at its
 timeout, a crashed child), so a dead child never wedges the pool. flock grants a shared request while shared
-holders remain even if an exclusive one waits, so spares stepping back to back could hold a timed launch off for
-a whole setup: a second file, the gate, is held by a timed launch while it waits and passed through by every setup
-step, so a step asked for after a timed launch waits behind it. Holding is reentrant within a process (the
-ceilings' GEMMs time launches inside a measuring setup that already holds it). Without a path (a cold worker, the
-CLI, a test on the CPU), holding does nothing: there is no other child to keep out.
+holders remain even if an exclusive one waits, so spares stepping back to back could hold the timed rounds off
+for a whole setup: a second file, the gate, is held by an exclusive request while it waits and passed through by
+every setup step, so a step asked for after it waits behind it. Holding is reentrant within a process (each timed
+launch holds it too, `GpuContext.time_ms`, inside the stage's hold; the ceilings' GEMMs inside a measuring setup's).
+Without a path (a cold worker, the CLI, a test on the CPU), holding does nothing: there is no other child to keep
+out.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ class DeviceLock:
                     fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def timed(self):
-        """For a timed launch: no other child's GPU work beside it."""
+        """For timed work (a job's timed rounds, a launch, a measurement): no other child's GPU work beside it."""
         return self.held(exclusive=True)
 
     def setup_step(self):

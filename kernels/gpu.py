@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import cupy as cp
+import cupyx  # noqa: F401  (see below)
 import numpy as np
 from cupy.cuda import runtime
 from cupy_backends.cuda.libs import cublas
@@ -26,6 +27,10 @@ from kernels.ceilings import uuid_text
 from kernels.devicelock import DeviceLock
 from kernels.problems.dtypes import bf16_from_f32
 from kernels.results import Ceilings, Telemetry
+
+# cupyx is imported above, in a child's import phase, because CuPy imports it on first use of cupy.linalg (the
+# comparison's norm): 0.35 s of module loading measured in a spare's setup on the H200 (bench/setup_cost.py), time
+# that would otherwise be spent inside a setup step holding the device lock.
 
 # cudaDeviceAttr values (driver_types.h).
 _ATTR_MAX_SHARED_PER_BLOCK_OPTIN = 97
@@ -132,7 +137,7 @@ CEILINGS_METHOD = (
 )
 
 _CONTEXT: GpuContext | None = None
-# The worker's lock between a timed launch and its spares' setup steps (kernels/devicelock.py); a no-op until
+# The worker's lock between a job's timed rounds and its spares' setup steps (kernels/devicelock.py); a no-op until
 # warm_up hands this process the worker's lock file.
 DEVICE_LOCK = DeviceLock(synchronize=lambda: runtime.deviceSynchronize())
 
@@ -154,7 +159,9 @@ def warm_up(payload: dict | None = None) -> dict:
     from kernels.ceilings import setup_answer
 
     # Each GPU step holds the worker's lock shared, so it may run while another child's job checks, never while
-    # that job times a launch; the measurement holds it alone (kernels/devicelock.py).
+    # that job's timed rounds run; the measurement holds it alone (kernels/devicelock.py). Making the context
+    # launches no work on the device (driver calls, allocations, the cuBLAS handle) and runs unlocked: beside
+    # timed launches it changed none of them measurably (bench/setup_cost.py, kernels/BENCHMARKS.md).
     DEVICE_LOCK.use((payload or {}).get("device_lock"))
     spent: dict[str, float] = {}
     waited_before = DEVICE_LOCK.waited_s
@@ -166,7 +173,7 @@ def warm_up(payload: dict | None = None) -> dict:
             yield
         spent[name] = spent.get(name, 0.0) + (time.perf_counter() - began) * 1e3
 
-    with step("context"):
+    with step("context", locked=False):
         ctx = context()
 
     identity = device_identity(ctx)
@@ -190,7 +197,7 @@ def warm_up(payload: dict | None = None) -> dict:
         ctx.keep_ceilings(answer["ceilings"])
     for name in (payload or {}).get("rehearse") or problems.available():
         checks.rehearse(problems.load(name), ctx, step=lambda part: step(f"rehearsal: {part}"))
-    # Where a setup's time goes (bench/pool_rate.py prints it), waits for timed launches included.
+    # Where a setup's time goes (bench/pool_rate.py prints it), waits for timed rounds included.
     answer["setup_ms"] = {**spent, "lock wait": (DEVICE_LOCK.waited_s - waited_before) * 1e3}
     return answer
 

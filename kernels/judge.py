@@ -49,7 +49,7 @@ class GpuJudge:
     cuBLAS's workspace, the flush buffer), so no later submission may run where it ran: the child is ended
     after every job. With `warm`, up to `spares` children are kept set up (CUDA context, cuBLAS handle, flush
     buffer, rehearsal of the problem just judged) and as many more importing; they set up while a job runs,
-    taking turns with its timed launches through the worker's device lock (kernels/devicelock.py: a lock file
+    taking turns with its timed rounds through the worker's device lock (kernels/devicelock.py: a lock file
     this judge makes and hands to every child), so the next job's child is a spare already set up and no timed
     launch shares the GPU with a setup (the schedule: kernels/sandbox.py).
 
@@ -91,11 +91,15 @@ class GpuJudge:
         )
 
     def _setup_payload(self) -> dict[str, Any]:
+        # The latest setup's answer first: a spare released while the first job runs must get the ceilings the
+        # first child has just measured, not measure them again beside the job.
+        self._keep_setup_answer()
         return ceilings.payload_for(self.kept, self.ceilings_max_age_s, self._rehearse, device_lock=self.device_lock)
 
     def _measures(self) -> bool:
         """Whether the next child's setup would measure the ceilings (which needs the device to itself); not
         when setups have answered without any (a warm-up that keeps none, e.g. a CPU stand-in's)."""
+        self._keep_setup_answer()
         if self.worker.setups_done and self.kept is None:
             return False
         return self._setup_payload()["ceilings"] is None

@@ -100,10 +100,14 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
         clock.lap("checks")
         if options.bench:
             stage = "the timed rounds"
-            ceilings = ctx.ceilings_for(problem.compute_unit)
-            result.ceilings = ceilings
-            for shape in problem.benchmarks:
-                result.benchmarks.append(bench_shape(problem, shape, launches, kernels, options, payload["arch"], ctx))
+            # The timed rounds have the device to themselves: spares' setup steps wait for the whole stage, and
+            # the stage waits once for the steps in flight (kernels/devicelock.py), not once per timed launch.
+            with gpu.DEVICE_LOCK.timed():
+                result.ceilings = ctx.ceilings_for(problem.compute_unit)  # a tensor rate may be measured here
+                for shape in problem.benchmarks:
+                    result.benchmarks.append(
+                        bench_shape(problem, shape, launches, kernels, options, payload["arch"], ctx)
+                    )
             result.telemetry = gpu.telemetry(ctx)
             clock.lap("timed_rounds")
         result.message = _summary(result)

@@ -14,7 +14,7 @@ The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per 
 
     job k runs         | up to S spares import and up to S set up (a spare is released into its setup as its
                        | imports finish: the waiting parent looks every MEANWHILE_S); each GPU step of a setup
-                       | holds the lock shared, each of the job's timed launches holds it alone: they take turns
+                       | holds the lock shared, the job's timed rounds hold it alone: they take turns
     job k returns      | gap: its child is killed; a set-up spare becomes the next child; spares are released
                        | until S are setting up or set up again
     job k+1 is called  | it runs at once (setup_wait_ms ~ 0) unless no spare had finished its setup
@@ -176,7 +176,7 @@ class Worker:
         self.setup_payload = setup_payload or (lambda: None)
         self.setup_alone = setup_alone or (lambda: False)
         self.spares = max(0, spares)
-        # True where the setups' GPU steps and the jobs' timed launches share a lock (kernels/devicelock.py):
+        # True where the setups' GPU steps and the jobs' timed rounds share a lock (kernels/devicelock.py):
         # spares then set up while a job runs, and no job waits for a successor's setup.
         self.setups_beside_jobs = setups_beside_jobs
         self.setup_value: Any = None  # what the latest completed setup returned
@@ -313,7 +313,7 @@ class Worker:
     def call(self, func: str, payload: Any = None, timeout_s: float = 60.0) -> Outcome:
         """Run func(payload) in the child; start (or restart) the child first when needed. The child's setup
         finishes before the job is sent, and so does every spare's, except with setups beside jobs, where only
-        a measuring one must (the others share the device lock with the job's timed launches)."""
+        a measuring one must (the others share the device lock with the job's timed rounds)."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()
         begin = time.perf_counter()

@@ -16,6 +16,7 @@ from cupy_backends.cuda.libs import cublas
 from kernels import gpu, problems
 from kernels.checks import expected_of
 from kernels.compare import compare_outputs
+from kernels.inputs import input_generator
 from kernels.problems import gemm_common
 
 CUBLAS_TF32_TENSOR_OP_MATH = 3  # cublas_api.h; not exported by every CuPy build
@@ -84,7 +85,7 @@ def measure(shapes=SHAPES) -> list[dict]:
         problem = problems.load(name)
         for m, n, k in shapes:
             sizes = {"M": m, "N": n, "K": k}
-            inputs = problem.module().make_inputs(sizes, cp.random.default_rng(7), problem.params)
+            inputs = problem.module().make_inputs(sizes, input_generator(7), problem.params)
             expected = expected_of(problem, inputs, sizes)
             tol = problem.tolerance(sizes)
             for variant, out in variant_outputs(name, inputs, sizes, problem.params, ctx.cublas_handle).items():

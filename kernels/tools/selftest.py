@@ -36,15 +36,15 @@ TRANSPOSE_SIZES = {"M": 8192, "N": 8192}  # its benchmark shape: 512 MiB through
 
 def independent_baseline_job(payload: dict) -> dict:
     """Worker side: the problem's baseline timed by cupyx.profiler.benchmark, with and without an L2 flush."""
-    import cupy as cp
     from cupyx.profiler import benchmark
 
     from kernels import gpu
+    from kernels.inputs import input_generator
 
     ctx = gpu.context()
     problem = problems.load(payload["problem"])
     sizes = payload["sizes"]
-    inputs = problem.module().make_inputs(sizes, cp.random.default_rng(1), problem.params)
+    inputs = problem.module().make_inputs(sizes, input_generator(1), problem.params)
     out = inputs[problem.output_names[0]]
 
     def gemm() -> None:
@@ -89,11 +89,12 @@ def independent_fastest_job(payload: dict) -> dict:
     import cupy as cp
 
     from kernels import baselines, gpu
+    from kernels.inputs import input_generator
 
     ctx = gpu.context()
     problem = problems.load(payload["problem"])
     sizes = payload["sizes"]
-    inputs = problem.module().make_inputs(sizes, cp.random.default_rng(2), problem.params)
+    inputs = problem.module().make_inputs(sizes, input_generator(2), problem.params)
     out = inputs.get(problem.output_names[0])  # GEMMs write C in place; SDPA returns its own array
     flush = cp.empty(256 << 20, dtype=cp.uint8)
     timings = {}

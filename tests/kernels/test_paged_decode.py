@@ -262,7 +262,7 @@ def test_every_known_bad_paged_decode_file_is_listed_with_its_verdict():
 
 class CupyLikeGenerator:
     """NumPy's generator behind only the methods CuPy's Generator has (no permutation, shuffle or choice):
-    make_inputs runs on the GPU with cupy.random.default_rng."""
+    make_inputs runs on the GPU with a CuPy Generator (kernels.inputs.input_generator)."""
 
     def __init__(self, seed):
         self._rng = np.random.default_rng(seed)

@@ -53,6 +53,19 @@ def test_the_first_child_measures_the_ceilings_and_every_later_child_is_handed_t
     assert len({times["pid"] for _, times in results}) == 3  # still a fresh child per job
 
 
+def test_spares_released_during_the_first_job_are_handed_what_its_child_measured(device):
+    # No start(): the first job's child measures in its setup, and spares import and are released into their
+    # setups while that job runs, before the worker has read the job's answer.
+    _identity, log = device
+    with standin_judge() as judge:
+        run(judge, job_s=4.0)
+        run(judge)
+        run(judge)
+
+    assert judge.worker.setups_done >= 3  # spares did set up during the jobs
+    assert measurements(log) == 1 and judge.ceilings_measured == 1
+
+
 def test_a_child_on_another_device_identity_measures_again(device, caplog):
     identity, log = device
     with caplog.at_level("WARNING", logger="kernels.judge"), standin_judge() as judge:
