@@ -86,6 +86,20 @@ class DeviceLock:
         return self.held(exclusive=False)
 
 
+@contextlib.contextmanager
+def setup_step_at(path: str) -> Iterator[None]:
+    """A setup step held by a process that takes no other part in the lock (the worker, while an ended child's
+    CUDA context is torn down): an open file description of its own each time, so that holds from several threads
+    never release each other's."""
+    lock = DeviceLock()
+    lock.use(path)
+    try:
+        with lock.setup_step():
+            yield
+    finally:
+        lock.use(None)
+
+
 def gate_path(path: str) -> str:
     return path + ".gate"
 

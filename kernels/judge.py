@@ -88,6 +88,7 @@ class GpuJudge:
             spares=spares if self.warm_ahead else 0,
             setup_alone=self._measures,
             setups_beside_jobs=self.device_lock is not None,
+            teardown_hold=(lambda: devicelock.setup_step_at(self.device_lock)) if self.device_lock else None,
         )
 
     def _setup_payload(self) -> dict[str, Any]:

@@ -16,7 +16,8 @@ The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per 
                        | imports finish: the waiting parent looks every MEANWHILE_S); each GPU step of a setup
                        | holds the lock shared, the job's timed rounds hold it alone: they take turns
     job k returns      | gap: its child is killed; a set-up spare becomes the next child; spares are released
-                       | until S are setting up or set up again
+                       | until S are setting up or set up again; the killed child is reaped in a thread holding
+                       | the lock shared, so its CUDA context's teardown overlaps job k+1's untimed start
     job k+1 is called  | it runs at once (setup_wait_ms ~ 0) unless no spare had finished its setup
 
 Rules it keeps: (1) no GPU work of a setup runs while a launch is timed (the lock; a setup that measures the
@@ -39,9 +40,11 @@ import resource
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -168,6 +171,7 @@ class Worker:
         spares: int = 1,
         setup_alone: Callable[[], bool] | None = None,
         setups_beside_jobs: bool = False,
+        teardown_hold: Callable[[], AbstractContextManager] | None = None,
     ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
         self.preload = preload  # "module:function" names imported in the child's first phase (e.g. the job's)
@@ -179,6 +183,11 @@ class Worker:
         # True where the setups' GPU steps and the jobs' timed rounds share a lock (kernels/devicelock.py):
         # spares then set up while a job runs, and no job waits for a successor's setup.
         self.setups_beside_jobs = setups_beside_jobs
+        # Held from an ended child's kill until its process is gone (its CUDA context torn down), when given: the
+        # next job then starts at once, and only its timed part waits for the teardown (GpuJudge: the device lock,
+        # shared). Without it the gap between jobs waits for the teardown.
+        self.teardown_hold = teardown_hold
+        self._reapers: list[threading.Thread] = []
         self.setup_value: Any = None  # what the latest completed setup returned
         self.setup_wait_ms = 0.0  # how long the latest call waited for setups to finish before its job
         self.setups_done = 0  # setups that answered OK
@@ -241,12 +250,30 @@ class Worker:
         current, released into its setup if it was not; refill the pool when no set-up spare is left."""
         old = self._child
         if old is not None:
-            old.kill()  # its CUDA context goes while nothing is being timed
+            old.kill()  # its CUDA context goes before any later job's timed part (`_bury`)
         self._child = self._take_spare() or self._new_child()
         if not self._child.released:
             self._release(self._child)
         self._refill()
-        self._end(old)
+        self._bury(old)
+
+    def _bury(self, child: _Child | None) -> None:
+        """Wait for a killed child to be gone: here, or, with `teardown_hold`, in a thread that holds it from now
+        (taken here, so no job's timed part can begin first) until the child's process has been reaped."""
+        if child is None or self.teardown_hold is None:
+            self._end(child)
+            return
+        held = ExitStack()
+        held.enter_context(self.teardown_hold())
+
+        def reap() -> None:
+            with held:
+                child.end()
+
+        self._reapers = [t for t in self._reapers if t.is_alive()]
+        reaper = threading.Thread(target=reap, name=f"reap-{child.process.pid}", daemon=True)
+        reaper.start()
+        self._reapers.append(reaper)
 
     def discard_set_up(self) -> None:
         """End the current child and every spare released into its setup (e.g. they hold ceilings past their
@@ -341,7 +368,9 @@ class Worker:
             child.kill()
         for child in children:
             self._end(child)
-        self._child, self._spares = None, []
+        for reaper in self._reapers:
+            reaper.join()
+        self._child, self._spares, self._reapers = None, [], []
 
     @staticmethod
     def _end(child: _Child | None) -> None:

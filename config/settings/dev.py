@@ -30,7 +30,7 @@ if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
         "control_folder": str(VAR_DIR / "celery-control"),  # kombu's default is ./control
         "store_processed": False,
         # How often an idle worker looks for a new message file (kombu's default: 1 s, added to every stage's
-        # latency); bench/judge_load.py sets 0.05 so that its idle-pool latency measures the judge, not this.
+        # latency); bench/judge_load.py sets 0.01 so that its figures measure the judge, not this.
         "polling_interval": float(env_str("CELERY_BROKER_POLLING_INTERVAL_S", "1")),
     }
 

@@ -1,11 +1,13 @@
 """The sandbox with CPU stand-ins: timeouts, crashes and floods end only the child."""
 
+import contextlib
+import os
 import time
 
 import pytest
 
 from kernels import sandbox
-from kernels.sandbox import Status
+from kernels.sandbox import Status, Worker
 
 S = "tests.kernels.standins:"
 
@@ -97,3 +99,25 @@ def test_a_failing_setup_of_a_spawned_child_is_reported_at_the_next_call():
         worker.spawn()
         outcome = worker.call(S + "pid", timeout_s=30)
         assert outcome.status is Status.ERROR and "setup failed" in outcome.error
+
+
+def test_an_ended_child_is_reaped_beside_the_next_job_while_its_teardown_hold_is_held():
+    # GpuJudge's hold is the device lock, shared: the next job starts at once, its timed part waits for the reap.
+    ended: list[int] = []
+    holds: list[dict] = []
+
+    @contextlib.contextmanager
+    def teardown_hold():
+        hold = {"pid": ended[-1]}  # promote() takes the hold for the child it has just killed
+        holds.append(hold)
+        yield
+        hold["gone_at_release"] = not os.path.exists(f"/proc/{hold['pid']}")
+
+    with Worker(teardown_hold=teardown_hold) as worker:
+        for _ in range(3):
+            assert worker.call(S + "pid").value == worker.pid
+            ended.append(worker.pid)
+            worker.promote()
+            assert len(holds) == len(ended)  # taken before promote returns: before the next job can start
+    assert [hold["pid"] for hold in holds] == ended
+    assert all(hold.get("gone_at_release") for hold in holds)  # released only once its process was reaped
