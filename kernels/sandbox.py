@@ -250,19 +250,19 @@ class Worker:
         current, released into its setup if it was not; refill the pool when no set-up spare is left."""
         old = self._child
         if old is not None:
-            old.kill()  # its CUDA context goes before any later job's timed part (`_bury`)
+            old.kill()
+            if self.teardown_hold is not None:
+                self._reap_beside(old)  # the hold is taken now, before any child is released below
+                old = None
         self._child = self._take_spare() or self._new_child()
         if not self._child.released:
             self._release(self._child)
         self._refill()
-        self._bury(old)
+        self._end(old)  # without a hold: the gap waits for its CUDA context's teardown
 
-    def _bury(self, child: _Child | None) -> None:
-        """Wait for a killed child to be gone: here, or, with `teardown_hold`, in a thread that holds it from now
-        (taken here, so no job's timed part can begin first) until the child's process has been reaped."""
-        if child is None or self.teardown_hold is None:
-            self._end(child)
-            return
+    def _reap_beside(self, child: _Child) -> None:
+        """Reap a killed child in a thread that holds `teardown_hold` from now until its process is gone, so that
+        no timed part and no measuring setup begins while its CUDA context is torn down."""
         held = ExitStack()
         held.enter_context(self.teardown_hold())
 
