@@ -726,6 +726,8 @@ def figures(ids: list[int], gpus: int) -> dict:
         "gpu_job_ms": spread([r.get("wall_time_ms") for r in results]),
         "setup_wait_ms": spread([r.get("setup_wait_ms") for r in results]),
         "lock_wait_ms": spread([r.get("lock_wait_ms") for r in results]),
+        # Rounds past the minimum (to reach the target relative standard error) are what makes a job's tail.
+        "timed_rounds_n": spread([sum(b.get("rounds_checked", 0) for b in r.get("benchmarks") or []) for r in results]),
         **{f"{stage}_ms": spread([(r.get("stage_ms") or {}).get(stage) for r in results]) for stage in JOB_STAGES},
         # The pool makes most waits 0 and a few one (parallel) setup long: the mean is what a job pays.
         "setup_wait_ms_mean": statistics.fmean(waits) if waits else None,
@@ -811,7 +813,13 @@ def spread(values: list) -> dict | None:
     if not values:
         return None
     at = lambda q: values[min(len(values) - 1, round(q * (len(values) - 1)))]  # noqa: E731
-    return {"n": len(values), "p50": statistics.median(values), "p95": at(0.95), "max": values[-1]}
+    return {
+        "n": len(values),
+        "p50": statistics.median(values),
+        "p95": at(0.95),
+        "max": values[-1],
+        "mean": statistics.fmean(values),
+    }
 
 
 def median(values: list[float]) -> float | None:
@@ -919,8 +927,9 @@ def print_report(report: dict) -> None:
         ("GPU stage (claim to result), s", "gpu_stage_s"),
         ("GPU job in the child, ms", "gpu_job_ms"),
         ("job's wait for its child's setup, ms", "setup_wait_ms"),
-        ("its timed launches' wait for setups, ms", "lock_wait_ms"),
+        ("its timed rounds' wait for setups, ms", "lock_wait_ms"),
         *((f"  stage: {stage.replace('_', ' ')}, ms", f"{stage}_ms") for stage in JOB_STAGES),
+        ("timed rounds per job (warm-up included)", "timed_rounds_n"),
         ("worker idle between jobs, s", "between_jobs_s"),
         ("kernel's timed median, ms", "kernel_median_ms"),
     ]
@@ -936,6 +945,14 @@ def print_report(report: dict) -> None:
         for label, key in rows:
             cells = [f"{fmt(p[key]['p50'])} / {fmt(p[key]['p95'])}" if p.get(key) else "-" for _, p in phases]
             print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))
+        # The rate is one job per (mean GPU stage + mean idle): where a burst's minute goes.
+        cycle = [
+            f"{fmt(p['gpu_stage_s']['mean'])} + {fmt(p['between_jobs_s']['mean'])}"
+            if p.get("gpu_stage_s") and p.get("between_jobs_s")
+            else "-"
+            for _, p in phases
+        ]
+        print(f"{'a job: mean GPU stage + mean idle, s':36}" + "".join(f"{cell:>26}" for cell in cycle))
     for name, phase in phases:
         print(f"{name}: statuses {phase['statuses']}, verdicts {phase['verdicts']}")
         for job in phase.get("not_passed") or []:
