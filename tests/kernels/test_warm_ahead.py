@@ -144,9 +144,10 @@ def test_a_child_keeps_handed_ceilings_only_on_the_device_they_were_measured_on(
 
 def test_the_successor_sets_up_during_the_job_but_never_during_its_timed_part(device, monkeypatch):
     monkeypatch.setenv("STANDIN_SETUP_S", "0.3")
-    with standin_judge() as judge:
+    # One spare: four importing at once on a loaded 2-core machine once took longer than the whole first job.
+    with standin_judge(spares=1) as judge:
         judge.start()
-        _, first = run(judge, job_s=3.0)  # the stand-in's whole job is its timed part
+        _, first = run(judge, job_s=5.0)  # the stand-in's whole job is its timed part
         _, second = run(judge, job_s=0.0)
 
     # The second job's child was started as the first job was sent, imported its modules and was released into its
