@@ -146,6 +146,10 @@ class GpuJudge:
             "kernels": [k.to_dict() for k in compiled.kernels],
             "options": {"seed": seed, **job_options},
         }
+        if self.warm:
+            # Spares set up from now on rehearse this problem, the likeliest next one (a burst is one exercise);
+            # set before the job, so that those released while it runs do not rehearse every problem.
+            self._rehearse = [compiled.problem]
         if self.warm and self._ceilings_stale():
             # The children set up idled past the ceilings' age: a new one measures them first, alone.
             self.worker.discard_set_up()
@@ -155,7 +159,6 @@ class GpuJudge:
         outcome = self.worker.call(self.job, payload, options.timeout_s)
         self._keep_setup_answer()
         if self.warm:
-            self._rehearse = [compiled.problem]  # the likeliest next problem (a burst is one exercise)
             self.worker.promote()
         else:
             self.worker.close()

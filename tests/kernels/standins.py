@@ -76,6 +76,7 @@ def ceilings_setup(payload=None):
 
     _LOCK.use((payload or {}).get("device_lock"))
     _SETUP["started_at"] = time.time()
+    _SETUP["rehearsed"] = (payload or {}).get("rehearse")
     with _LOCK.setup_step():
         step_start = _SETUP["step_at"] = time.time()
         time.sleep(float(os.environ.get("STANDIN_SETUP_S", "0")))
@@ -118,6 +119,7 @@ def timed_job(payload):
         "imported_at": IMPORTED_AT,
         "setup_at": _SETUP["started_at"],
         "step_at": _SETUP["step_at"],
+        "rehearsed": _SETUP["rehearsed"],  # the problems its setup was asked to rehearse (None: all)
         "job_start": start,
         "timed_end": timed_end,
         "job_end": time.time(),

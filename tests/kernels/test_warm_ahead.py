@@ -158,6 +158,17 @@ def test_the_successor_sets_up_during_the_job_but_never_during_its_timed_part(de
     assert second["step_at"] >= first["timed_end"]
 
 
+def test_spares_released_during_a_job_rehearse_its_problem_not_every_problem(device):
+    with standin_judge(spares=1) as judge:
+        judge.start()
+        _, first = run(judge, job_s=5.0)
+        _, second = run(judge)
+
+    assert first["rehearsed"] is None  # the first child, set up before any problem was known: every problem
+    assert second["setup_at"] < first["job_end"]  # released while the first job ran
+    assert second["rehearsed"] == ["sgemm"]
+
+
 def test_without_warming_ahead_the_successor_starts_only_after_the_job(device):
     with standin_judge(warm_ahead=False) as judge:
         judge.start()
