@@ -48,7 +48,7 @@ class GpuJudge:
     A kernel runs in its child's CUDA context and can write anywhere in that context's memory (CuPy's pool,
     cuBLAS's workspace, the flush buffer), so no later submission may run where it ran: the child is ended
     after every job. With `warm`, up to `spares` children are kept set up (CUDA context, cuBLAS handle, flush
-    buffer, rehearsal of the problem just judged) and as many more importing; they set up while a job runs,
+    buffer, rehearsal of the problem being judged) and as many more importing; they set up while a job runs,
     taking turns with its timed rounds through the worker's device lock (kernels/devicelock.py: a lock file
     this judge makes and hands to every child), so the next job's child is a spare already set up and no timed
     launch shares the GPU with a setup (the schedule: kernels/sandbox.py).
