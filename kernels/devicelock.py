@@ -59,7 +59,7 @@ class DeviceLock:
             return
         if self._depth == 0:
             asked = time.perf_counter()
-            # Through the gate: a timed launch closes it while it waits, a setup step only passes it.
+            # Through the gate: an exclusive request closes it while it waits, a setup step only passes it.
             fcntl.flock(self._gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             try:
                 fcntl.flock(self._fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)

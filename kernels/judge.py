@@ -100,10 +100,10 @@ class GpuJudge:
     def _measures(self) -> bool:
         """Whether the next child's setup would measure the ceilings (which needs the device to itself); not
         when setups have answered without any (a warm-up that keeps none, e.g. a CPU stand-in's)."""
-        self._keep_setup_answer()
+        payload = self._setup_payload()  # keeps the latest setup's answer first
         if self.worker.setups_done and self.kept is None:
             return False
-        return self._setup_payload()["ceilings"] is None
+        return payload["ceilings"] is None
 
     def _ceilings_stale(self) -> bool:
         ceilings = (self.kept or {}).get("ceilings") or {}
