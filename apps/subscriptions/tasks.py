@@ -6,8 +6,11 @@ from celery.exceptions import SoftTimeLimitExceeded
 from apps.subscriptions import services, stripe_api
 from apps.subscriptions.errors import EventProcessingFailed
 
-# Seconds before each retry of a failed event; after the last, the periodic sweep takes over.
-EVENT_RETRY_DELAYS = (5, 30, 120, 600, 1800)
+# Seconds before each retry of a failed event; after the last, the periodic sweep takes over. Each stays under the
+# broker's visibility timeout (30 min): a worker holds a retried task until its countdown ends, and Redis hands a
+# task held unacknowledged for longer to a second worker (tests/config/test_celery.py).
+EVENT_RETRY_DELAYS = (5, 30, 120, 600, 1200)
+SUBSCRIPTION_EMAIL_RETRY_STEP_S = 60  # the n-th retry waits n times this
 
 
 @shared_task(bind=True, max_retries=len(EVENT_RETRY_DELAYS), soft_time_limit=60, time_limit=90)
@@ -37,7 +40,7 @@ def send_subscription_email(self, subscription_id: int, kind: str) -> bool:
     try:
         return services.subscription_email_send(subscription_id=subscription_id, kind=kind)
     except OSError as exc:  # SMTP and network errors
-        raise self.retry(exc=exc, countdown=60 * (self.request.retries + 1)) from exc
+        raise self.retry(exc=exc, countdown=SUBSCRIPTION_EMAIL_RETRY_STEP_S * (self.request.retries + 1)) from exc
 
 
 @shared_task(soft_time_limit=120, time_limit=180)

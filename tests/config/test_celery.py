@@ -11,6 +11,7 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from apps.accounts.tasks import clear_expired_sessions
+from apps.subscriptions.tasks import EVENT_RETRY_DELAYS, SUBSCRIPTION_EMAIL_RETRY_STEP_S, send_subscription_email
 from config.celery import app
 
 
@@ -22,6 +23,20 @@ def test_queues_and_delivery_guarantees_are_configured():
     assert app.conf.task_serializer == "json" and app.conf.accept_content == ["json"]
     assert app.conf.task_time_limit > app.conf.task_soft_time_limit > 0
     assert "apps.accounts.tasks.clear_expired_sessions" in {e["task"] for e in app.conf.beat_schedule.values()}
+
+
+def test_every_retry_countdown_is_shorter_than_the_broker_visibility_timeout():
+    # A worker holds a retried task until its countdown ends, unacknowledged; Redis hands a task held past the
+    # visibility timeout to another worker, so a longer countdown runs the task twice (a mail sent twice).
+    app.loader.import_default_modules()
+    backoff_caps = [task.retry_backoff_max for task in app.tasks.values() if getattr(task, "retry_backoff", False)]
+    longest = max(
+        *backoff_caps,
+        *EVENT_RETRY_DELAYS,
+        SUBSCRIPTION_EMAIL_RETRY_STEP_S * send_subscription_email.max_retries,
+    )
+    assert longest >= 600  # the accounts' mail task, capped at 10 minutes, is among them
+    assert app.conf.broker_transport_options["visibility_timeout"] > longest + app.conf.task_time_limit
 
 
 def test_the_settings_route_each_task_to_its_queue_and_gpu_tasks_keep_the_queue_they_are_given():

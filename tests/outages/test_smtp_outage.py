@@ -29,7 +29,13 @@ def smtp():
 
 @pytest.fixture
 def mail_worker_process(own_redis, smtp, django_db_setup):
-    env = {**workers_env(own_redis.url(0), own_redis.url(1)), "TEST_SMTP_PORT": str(smtp.port)}
+    env = {
+        **workers_env(own_redis.url(0), own_redis.url(1)),
+        "TEST_SMTP_PORT": str(smtp.port),
+        # Longer than any retry's countdown here: the worker holds a retried task until its countdown ends, and a
+        # task held past the visibility timeout is handed out again, which sent a mail twice (the tests' 5 s).
+        "CELERY_BROKER_VISIBILITY_TIMEOUT_S": "120",
+    }
     processes = CeleryWorkers(env)
     processes.start("default", queues="default")
     yield processes
