@@ -198,6 +198,9 @@ class TimingStats(_Schema):
     min_ms: float
     mean_ms: float
     rel_std_err: float  # standard error of the mean / mean
+    # Standard error of the median / median, from the median absolute deviation (kernels/samples.py): what the
+    # stopping rule and the noisy flag use. None in results from before it was recorded.
+    median_rel_std_err: float | None = None
 
     @property
     def iqr_ms(self) -> float:

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import cupy as cp
-import numpy as np
 from cupy.cuda import runtime
 
 from kernels import gpu
@@ -33,7 +32,8 @@ from kernels.checks import (
 )
 from kernels.inputs import Prepared, build_tensor_maps, input_faults, prepare, run_plan
 from kernels.problems import Problem, Shape, poison_value
-from kernels.results import BenchResult, ResolvedLaunch, TimingStats, Verdict
+from kernels.results import BenchResult, ResolvedLaunch, Verdict
+from kernels.samples import enough_rounds, timing_stats
 
 if TYPE_CHECKING:
     from kernels.runner import JobOptions
@@ -79,7 +79,7 @@ def bench_shape(
     deadline = time.perf_counter() + options.time_budget_s  # the warm-up round counts against the budget
     prepared = _warm_up(bench, samples)
     round_no = 0
-    while not _enough(samples.candidate_ms, samples.baseline_ms, options, deadline):
+    while not _enough(samples, options, deadline):
         prepared = _round(bench, round_no, prepared, samples)
         round_no += 1
     return _bench_result(bench, samples)
@@ -219,35 +219,20 @@ def _check_outputs(
             samples.worst_rel_err = max(samples.worst_rel_err, check.rel_err)
 
 
-def _enough(candidate_ms: list[float], baseline_ms: list[float], options: JobOptions, deadline: float) -> bool:
-    """Stop at max_rounds; past the time budget once there are 3 rounds; else once min_rounds are in and
-    both medians' relative standard errors are within the target."""
-    n = len(candidate_ms)
-    if n >= options.max_rounds:
-        return True
-    if time.perf_counter() > deadline and n >= 3:
-        return True
-    return n >= options.min_rounds and max(_rse(candidate_ms), _rse(baseline_ms)) <= options.target_rel_std_err
-
-
-def _rse(samples: list[float]) -> float:
-    if len(samples) < 2:
-        return float("inf")
-    values = np.asarray(samples)
-    return float(values.std(ddof=1) / np.sqrt(len(values)) / values.mean())
-
-
-def stats(samples: list[float]) -> TimingStats:
-    values = np.asarray(samples)
-    q25, median, q75 = np.percentile(values, [25, 50, 75])
-    return TimingStats(
-        len(values), float(median), float(q25), float(q75), float(values.min()), float(values.mean()), _rse(samples)
+def _enough(samples: _Samples, options: JobOptions, deadline: float) -> bool:
+    return enough_rounds(
+        samples.candidate_ms,
+        samples.baseline_ms,
+        min_rounds=options.min_rounds,
+        max_rounds=options.max_rounds,
+        target_rel_std_err=options.target_rel_std_err,
+        past_budget=time.perf_counter() > deadline,
     )
 
 
 def _bench_result(bench: _Bench, samples: _Samples) -> BenchResult:
     problem, sizes, ctx, options = bench.problem, bench.sizes, bench.ctx, bench.options
-    cand, base = stats(samples.candidate_ms), stats(samples.baseline_ms)
+    cand, base = timing_stats(samples.candidate_ms), timing_stats(samples.baseline_ms)
     flops, nbytes = problem.flops(sizes), problem.bytes_moved(sizes)
     ceilings = ctx.ceilings_for(problem.compute_unit)
     tflops = flops / (cand.median_ms * 1e-3) / 1e12
@@ -293,9 +278,9 @@ def _bench_result(bench: _Bench, samples: _Samples) -> BenchResult:
         )
     if result.pct_of_roofline > 100 + PLAUSIBILITY_MARGIN_PCT:
         result.flags.append(f"above the measured roofline ({result.pct_of_roofline:.1f}%): review before trusting")
-    if max(cand.rel_std_err, base.rel_std_err) > 2 * options.target_rel_std_err:
+    worst = max(cand.median_rel_std_err, base.median_rel_std_err)
+    if worst > 2 * options.target_rel_std_err:
         result.flags.append(
-            f"noisy: relative standard error {100 * max(cand.rel_std_err, base.rel_std_err):.2f}% "
-            f"after {cand.samples} rounds"
+            f"noisy: the median's relative standard error {100 * worst:.2f}% after {cand.samples} rounds"
         )
     return result
