@@ -291,6 +291,104 @@ scan_lookback(int N, const int* __restrict__ x, int* __restrict__ y, int* __rest
     store_sub_tile<V>(d, y, start, N, vec);
 }
 
+// ---- round 3: persistent blocks that load their next tile while they finish this one ---------------------------
+// KERNEL = "scan_prefetch". Rung 03's block loads its tile, then waits: for its predecessors' totals, its scans and
+// its stores, with none of its own loads in flight (the header's estimate: ~11 us per 32 KB tile, latency rather
+// than bandwidth). Here a block loops over tiles: it takes the ticket of its next tile before it looks back on
+// the current one and, once the ticket is known (at the barrier after the warp totals, which it already had),
+// issues that tile's loads into a second set of registers; they are in flight through the current tile's
+// look-back, scan and stores, and the next iteration finds them (mostly) landed. The loop is written twice, the
+// register sets' roles swapped, so that nothing is copied from one set to the other (a copy would wait for the
+// loads). With PREFETCH 0 the same persistent loop loads each tile at the start of its own iteration: what the
+// persistence alone is worth.
+// Deadlock: a block takes tickets in increasing order and holds at most two, the current and the next; the
+// smallest unfinished ticket belongs to a running block whose earlier ticket, if any, is finished, and every tile
+// before it has published its prefix, so its look-back ends. So any grid works; GRID resident blocks at most
+// (MAX_BLOCKS = SMS x blocks per SM) makes every block persistent; rung 03's kernel takes MAX_BLOCKS = N, a grid
+// of one block per tile. Shared state across iterations: warp_totals is rewritten
+// only after the barrier that ends the readers' use of it (B below), tile_prefix by warp 0 only after barrier A of
+// the next iteration, which every reader reaches after its last read; next_ticket likewise.
+template <int THREADS, int V>
+__device__ __forceinline__ bool scan_one_tile(int4 (&cur)[V], int4 (&nxt)[V], int& tile, int tiles, int N,
+                                              const int* __restrict__ x, int* __restrict__ y, int* workspace,
+                                              int* warp_totals, int& next_ticket, int& tile_prefix) {
+    constexpr int SUB = 32 * 4 * V, TILE = THREADS / 32 * SUB;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const bool aligned = aligned16(x) && aligned16(y);
+    const long long tile_start = (long long)tile * TILE, start = tile_start + warp * SUB;
+    const bool vec = tile_start + TILE <= N && aligned;
+    if (threadIdx.x == 0) next_ticket = (int)atomicAdd(reinterpret_cast<unsigned*>(workspace), 1u);
+    if constexpr (!${PREFETCH}) load_sub_tile<V>(cur, x, start, N, vec);
+
+    const int total = CFG_EARLY_AGG ? warp_sub_tile_total<V>(cur) : warp_scan_sub_tile<V>(cur);
+    if (lane == 0) warp_totals[warp] = total;
+    __syncthreads();  // A: the warp totals and the next ticket
+    const int next = next_ticket;
+    if constexpr (${PREFETCH}) {
+        if (next < tiles) {
+            const long long next_start = (long long)next * TILE;
+            load_sub_tile<V>(nxt, x, next_start + warp * SUB, N, next_start + TILE <= N && aligned);
+        }
+    }
+    int before = 0, tile_total = 0;
+    for (int w = 0; w < THREADS / 32; ++w) {
+        before += w < warp ? warp_totals[w] : 0;
+        tile_total += warp_totals[w];
+    }
+    if (warp == 0) {
+        unsigned long long* status = status_words(workspace);
+        int prefix = 0;
+        if (tile == 0) {
+            if (lane == 0) store_status(status, pack_status(STATUS_PREFIX, tile_total));
+        } else {
+            if (lane == 0) store_status(status + tile, pack_status(STATUS_AGGREGATE, tile_total));
+            prefix = look_back(status, tile);
+            if (lane == 0) store_status(status + tile, pack_status(STATUS_PREFIX, prefix + tile_total));
+        }
+        if (lane == 0) tile_prefix = prefix;
+    }
+    if constexpr (CFG_EARLY_AGG) warp_scan_sub_tile<V>(cur);
+    __syncthreads();  // B: the tile's prefix
+    const int offset = tile_prefix + before;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        cur[k].x += offset;
+        cur[k].y += offset;
+        cur[k].z += offset;
+        cur[k].w += offset;
+    }
+    store_sub_tile<V>(cur, y, start, N, vec);
+    tile = next;
+    return next < tiles;
+}
+
+template <int THREADS, int V>
+__global__ void SCAN_LAUNCH_BOUNDS(THREADS)
+scan_prefetch(int N, const int* __restrict__ x, int* __restrict__ y, int* __restrict__ workspace) {
+    constexpr int SUB = 32 * 4 * V, TILE = THREADS / 32 * SUB;
+    static_assert(TILE == CFG_TILE, "the plan's tile is the kernel's");
+    __shared__ int warp_totals[THREADS / 32];
+    __shared__ int next_ticket, tile_prefix;
+    const int tiles = (int)(((long long)N + TILE - 1) / TILE);
+    if (threadIdx.x == 0) next_ticket = (int)atomicAdd(reinterpret_cast<unsigned*>(workspace), 1u);
+    __syncthreads();
+    int tile = next_ticket;
+    __syncthreads();  // every thread has read it before the first iteration takes the next one
+    if (tile >= tiles) return;
+    int4 a[V], b[V];
+    if constexpr (${PREFETCH}) {
+        const long long tile_start = (long long)tile * TILE;
+        const bool vec = tile_start + TILE <= N && aligned16(x) && aligned16(y);
+        load_sub_tile<V>(a, x, tile_start + threadIdx.x / 32 * SUB, N, vec);
+    }
+    for (;;) {
+        if (!scan_one_tile<THREADS, V>(a, b, tile, tiles, N, x, y, workspace, warp_totals, next_ticket, tile_prefix))
+            break;
+        if (!scan_one_tile<THREADS, V>(b, a, tile, tiles, N, x, y, workspace, warp_totals, next_ticket, tile_prefix))
+            break;
+    }
+}
+
 /* @plan
 [[launch]]
 kernel = "scan_lookback_init<${TILE}>"
@@ -298,7 +396,7 @@ grid = ["cdiv(N, ${TILE} * 256)"]
 block = [256]
 
 [[launch]]
-kernel = "scan_lookback<${THREADS}, ${V}>"
-grid = ["cdiv(N, ${TILE})"]
+kernel = "${KERNEL}<${THREADS}, ${V}>"
+grid = ["min(cdiv(N, ${TILE}), ${MAX_BLOCKS})"]
 block = [${THREADS}]
 */
