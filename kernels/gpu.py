@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -219,40 +218,56 @@ def device_identity(ctx: GpuContext) -> dict:
     return identity
 
 
-# nvmlClockType_t
+# nvmlClockType_t, nvmlTemperatureSensors_t
 _NVML_CLOCK_SM = 1
 _NVML_CLOCK_MEM = 2
+_NVML_TEMPERATURE_GPU = 0
 
 
-def _nvml_identity(pci_bus_id: str) -> dict:
-    """Driver version, application clocks and the enforced power limit from NVML (the library nvidia-smi
-    uses), called through ctypes: no process to start, a few microseconds each. Empty where NVML is absent."""
+@functools.cache
+def _nvml_device(pci_bus_id: str) -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
+    """NVML (the library nvidia-smi is built on) through ctypes, and this GPU's handle: opened once per process
+    (first by the setup's device_identity) and kept, so that a job's telemetry starts no process and opens
+    nothing. None where NVML is absent."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:
-        return {}
+        return None
     if nvml.nvmlInit_v2() != 0:
+        return None
+    handle = ctypes.c_void_p()
+    if nvml.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(handle)) != 0:
+        return None
+    return nvml, handle
+
+
+def _nvml_uint(query, handle: ctypes.c_void_p, *args: int) -> int | None:
+    value = ctypes.c_uint()
+    if query(handle, *(ctypes.c_int(a) for a in args), ctypes.byref(value)) != 0:
+        return None
+    return value.value
+
+
+def _nvml_driver_version(nvml: ctypes.CDLL) -> str | None:
+    text = ctypes.create_string_buffer(96)
+    return text.value.decode() if nvml.nvmlSystemGetDriverVersion(text, ctypes.c_uint(96)) == 0 else None
+
+
+def _nvml_identity(pci_bus_id: str) -> dict:
+    """Driver version, application clocks and the enforced power limit from NVML. Empty where NVML is absent."""
+    device = _nvml_device(pci_bus_id)
+    if device is None:
         return {}
-    found = {}
-    try:
-        handle = ctypes.c_void_p()
-        if nvml.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(handle)) != 0:
-            return {}
-        text = ctypes.create_string_buffer(96)
-        if nvml.nvmlSystemGetDriverVersion(text, ctypes.c_uint(96)) == 0:
-            found["driver_version"] = text.value.decode()
-        value = ctypes.c_uint()
-        for key, clock in (
-            ("application_sm_clock_mhz", _NVML_CLOCK_SM),
-            ("application_mem_clock_mhz", _NVML_CLOCK_MEM),
-        ):
-            if nvml.nvmlDeviceGetApplicationsClock(handle, ctypes.c_int(clock), ctypes.byref(value)) == 0:
-                found[key] = value.value
-        if nvml.nvmlDeviceGetEnforcedPowerLimit(handle, ctypes.byref(value)) == 0:
-            found["power_limit_w"] = value.value // 1000  # NVML answers in milliwatts
-    finally:
-        nvml.nvmlShutdown()
-    return found
+    nvml, handle = device
+    found = {
+        "driver_version": _nvml_driver_version(nvml),
+        "application_sm_clock_mhz": _nvml_uint(nvml.nvmlDeviceGetApplicationsClock, handle, _NVML_CLOCK_SM),
+        "application_mem_clock_mhz": _nvml_uint(nvml.nvmlDeviceGetApplicationsClock, handle, _NVML_CLOCK_MEM),
+    }
+    power_limit_mw = _nvml_uint(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    if power_limit_mw is not None:
+        found["power_limit_w"] = power_limit_mw // 1000
+    return {key: value for key, value in found.items() if value is not None}
 
 
 @functools.cache
@@ -402,45 +417,21 @@ def telemetry(ctx: GpuContext) -> Telemetry:
         numpy_version=np.__version__,
         nvrtc_version=compiler.nvrtc_version(),
     )
-    _fill_from_nvidia_smi(info, ctx.pci_bus_id)
+    _fill_from_nvml(info, ctx.pci_bus_id)
     if info.max_sm_clock_mhz is None:
         info.max_sm_clock_mhz = runtime.deviceGetAttribute(_ATTR_MAX_CLOCK_KHZ, runtime.getDevice()) // 1000
     return info
 
 
-def _fill_from_nvidia_smi(info: Telemetry, device: str) -> None:
-    query = "clocks.sm,clocks.max.sm,temperature.gpu,power.draw,driver_version"
-    try:
-        line = (
-            subprocess.run(
-                ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", f"--id={device}"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=True,
-            )
-            .stdout.strip()
-            .splitlines()[0]
-        )
-    except (OSError, subprocess.SubprocessError, IndexError):
+def _fill_from_nvml(info: Telemetry, pci_bus_id: str) -> None:
+    """The SM clock right after the timed rounds, the clock's maximum, temperature, power draw and driver."""
+    device = _nvml_device(pci_bus_id)
+    if device is None:
         return
-    sm, max_sm, temp, power, driver = [v.strip() for v in line.split(",")]
-    info.sm_clock_mhz = _int_or_none(sm)
-    info.max_sm_clock_mhz = _int_or_none(max_sm)
-    info.temperature_c = _int_or_none(temp)
-    info.power_w = _float_or_none(power)
-    info.driver_version = driver
-
-
-def _int_or_none(text: str) -> int | None:
-    try:
-        return int(float(text))
-    except ValueError:
-        return None
-
-
-def _float_or_none(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
+    nvml, handle = device
+    info.sm_clock_mhz = _nvml_uint(nvml.nvmlDeviceGetClockInfo, handle, _NVML_CLOCK_SM)
+    info.max_sm_clock_mhz = _nvml_uint(nvml.nvmlDeviceGetMaxClockInfo, handle, _NVML_CLOCK_SM)
+    info.temperature_c = _nvml_uint(nvml.nvmlDeviceGetTemperature, handle, _NVML_TEMPERATURE_GPU)
+    power_mw = _nvml_uint(nvml.nvmlDeviceGetPowerUsage, handle)
+    info.power_w = power_mw / 1000 if power_mw is not None else None
+    info.driver_version = _nvml_driver_version(nvml) or ""

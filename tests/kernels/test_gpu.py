@@ -34,6 +34,8 @@ def test_example_accepted_and_timed(gpu_judge, problem):
         assert bench.pct_of_baseline > 0 and 0 < bench.pct_of_roofline <= 105
     assert result.kernels[0].registers > 0 and result.kernels[0].max_threads_per_block > 0
     assert result.telemetry.gpu_name and result.ceilings.copy_gbps > 1000
+    t = result.telemetry  # from NVML, read right after the timed rounds
+    assert 0 < t.sm_clock_mhz <= t.max_sm_clock_mhz and t.temperature_c > 0 and t.power_w > 0 and t.driver_version
     assert result.to_json()
 
 
