@@ -78,7 +78,7 @@ CONTROL_JOBS = 4  # jobs of the hidden check's control, each after 5 s of its di
 QUIET = ["--without-gossip", "--without-mingle", "--without-heartbeat"]  # no broadcasts between the workers
 SCALING_EFFICIENCY = 0.9  # the "at least 0.9 x linear"
 STARTED = time.monotonic()
-JOB_STAGES = ("load", "checks", "timed_rounds")  # kernels/runner.py's stage_ms
+JOB_STAGES = ("load", "checks", "timed_rounds", "telemetry")  # kernels/runner.py's stage_ms
 
 
 def main() -> int:

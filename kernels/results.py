@@ -283,7 +283,8 @@ class JudgeResult(_Schema):
     wall_time_ms: float = 0.0  # the GPU run, from sending the job to the answer
     setup_wait_ms: float = 0.0  # how long the job waited for setups in flight, its child's and spares' (0: none)
     # In the child: how long its timed rounds waited for spares' setup steps (kernels/devicelock.py), and the
-    # time of each stage of the job (loading the module, the correctness checks, the timed rounds).
+    # time of each stage of the job (loading the module, the correctness checks, the timed rounds, reading the
+    # telemetry).
     lock_wait_ms: float = 0.0
     stage_ms: dict[str, float] = field(default_factory=dict)
 

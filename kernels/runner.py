@@ -108,8 +108,9 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
                     result.benchmarks.append(
                         bench_shape(problem, shape, launches, kernels, options, payload["arch"], ctx)
                     )
-            result.telemetry = gpu.telemetry(ctx)
             clock.lap("timed_rounds")
+            result.telemetry = gpu.telemetry(ctx)
+            clock.lap("telemetry")
         result.message = _summary(result)
     except JobFailed as failure:
         result.verdict, result.message, result.error = failure.verdict, failure.message, failure.error
