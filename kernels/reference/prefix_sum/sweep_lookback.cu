@@ -308,6 +308,9 @@ scan_lookback(int N, const int* __restrict__ x, int* __restrict__ y, int* __rest
 // of one block per tile. Shared state across iterations: warp_totals is rewritten
 // only after the barrier that ends the readers' use of it (B below), tile_prefix by warp 0 only after barrier A of
 // the next iteration, which every reader reaches after its last read; next_ticket likewise.
+// scan_one_tile repeats scan_lookback's per-tile body rather than sharing it: with the body in a function of its own
+// (the prefetch passed as a callback) rung 03's path compiled to different machine code (8 instructions fewer,
+// scheduled otherwise; nvcc 13.0), and baseline_rung must stay rung 03's exact code to be its measurement.
 template <int THREADS, int V>
 __device__ __forceinline__ bool scan_one_tile(int4 (&cur)[V], int4 (&nxt)[V], int& tile, int tiles, int N,
                                               const int* __restrict__ x, int* __restrict__ y, int* workspace,
