@@ -337,10 +337,17 @@ class Worker:
             self.spare_failures += 1
         return outcome
 
-    def call(self, func: str, payload: Any = None, timeout_s: float = 60.0) -> Outcome:
+    def call(
+        self,
+        func: str,
+        payload: Any = None,
+        timeout_s: float = 60.0,
+        after_send: Callable[[], None] | None = None,
+    ) -> Outcome:
         """Run func(payload) in the child; start (or restart) the child first when needed. The child's setup
         finishes before the job is sent, and so does every spare's, except with setups beside jobs, where only
-        a measuring one must (the others share the device lock with the job's timed rounds)."""
+        a measuring one must (the others share the device lock with the job's timed rounds). `after_send` runs
+        once the job is on its way (GpuJudge: `prepare_spares`), so that its work overlaps the job."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()
         begin = time.perf_counter()
@@ -353,6 +360,8 @@ class Worker:
             return own
         begin = time.perf_counter()
         self._child.conn.send((func, payload))
+        if after_send is not None:
+            after_send()
         # With setups beside jobs, a spare whose imports finish while the job runs starts its setup then.
         meanwhile = self._release_spares if self.setups_beside_jobs else None
         outcome = self._wait(self._child, timeout_s, begin, meanwhile)
