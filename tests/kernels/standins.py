@@ -37,6 +37,13 @@ def pid(_payload=None):
     return os.getpid()
 
 
+def nap(seconds):
+    """A job that takes `seconds`; answers when it began and ended (time.time, shared by the processes)."""
+    began = time.time()
+    time.sleep(seconds)
+    return {"began": began, "ended": time.time()}
+
+
 def fail(_payload=None):
     raise ValueError("deliberate")
 
