@@ -5,6 +5,8 @@ idempotency, status transitions, the sweeper, re-runs and reviews."""
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.submissions import selectors, services
@@ -170,6 +172,23 @@ def test_the_gpu_stage_records_the_judges_result(exercise, reader, standin_judge
     # Delivered again (the ack was lost): already finished, not run, not recorded again.
     assert not services.submission_judge(submission_id=submission.pk, worker_name="gpu1@node", judge=standin_judge)
     assert GpuWorker.objects.get().jobs_done == 1
+
+
+def test_claiming_and_recording_a_job_neither_read_nor_rewrite_its_cubin(exercise, reader, standin_judge):
+    # The compiled JSON carries the cubin (about 130 KB for the sgemm example): the GPU task loads it once, to judge.
+    submission = compiled(reader, exercise)
+    stored = Submission.objects.get(pk=submission.pk).compiled
+    with CaptureQueriesContext(connection) as claim:
+        _, attempt = services.submission_gpu_claim(submission_id=submission.pk, worker_name="gpu0@node")
+    result = standin_judge.judge(CompileResult.from_dict(stored))
+    with CaptureQueriesContext(connection) as record:
+        assert services.submission_gpu_record(submission_id=submission.pk, attempt=attempt, result=result)
+
+    for query in claim.captured_queries + record.captured_queries:
+        assert '"compiled"' not in query["sql"] and '"source"' not in query["sql"], query["sql"][:200]
+    submission.refresh_from_db()
+    assert submission.status == Status.PASSED and submission.compiled == stored and submission.source == NAIVE
+    assert submission.result["verdict"] == "accepted"
 
 
 def test_a_job_redelivered_after_a_lost_worker_runs_again_and_is_recorded_once(exercise, reader, standin_judge):

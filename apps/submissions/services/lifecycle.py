@@ -50,9 +50,19 @@ def _finish(submission: Submission, status: str, verdict: str, message: str) -> 
     submission.finished_at, submission.deadline_at = timezone.now(), None
 
 
+# The large columns a state change never reads: left out of the locked row, and so out of its save() (Django saves
+# only the fields it loaded or that were set), so that claiming a job or recording its result neither reads nor
+# rewrites the cubin (about 130 KB of JSON for the sgemm example). bench/gpu_db_cost.py measures it.
+_UNREAD_BY_TRANSITIONS = ("source", "compiled", "compile_log", "result")
+
+
 def _locked(submission_id: int) -> Submission | None:
     return (
-        Submission.objects.select_for_update(of=("self",)).select_related("exercise").filter(pk=submission_id).first()
+        Submission.objects.select_for_update(of=("self",))
+        .select_related("exercise")
+        .defer(*_UNREAD_BY_TRANSITIONS)
+        .filter(pk=submission_id)
+        .first()
     )
 
 
