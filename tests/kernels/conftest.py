@@ -1,7 +1,9 @@
-"""Fixtures for the judge's tests. GPU tests (marker `gpu`) are skipped where no NVIDIA GPU answers."""
+"""Fixtures for the judge's tests. GPU tests (marker `gpu`) are skipped where no NVIDIA GPU answers, and when the
+suite runs in several processes: they run in one (GPU_TESTS_IN_ONE_PROCESS below)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,11 +15,28 @@ BAD = HERE / "bad"
 GOOD = HERE / "good"
 
 
+GPU_TESTS_IN_ONE_PROCESS = "python -m pytest tests/kernels -m gpu -p no:django --confcutdir=tests/kernels"
+
+
+def gpu_tests_skip_reason(gpu_here: bool, test_processes: int) -> str | None:
+    """Why the GPU tests cannot run in this session, or None. A judge owns its GPU as a GPU worker does (its
+    device lock keeps its spares' setups away from its own timed rounds, not from another judge's): several
+    xdist processes each starting one on the same GPU measure each other (four at once ended in 135 errors)."""
+    if not gpu_here:
+        return "no NVIDIA GPU here; run on the H200"
+    if test_processes > 1:
+        return f"GPU tests run one judge at a time, in one process: {GPU_TESTS_IN_ONE_PROCESS}"
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     # gpu_present() asks nvidia-smi, not CUDA: a context in the test process would sit on the GPU all
     # session, and the judge's own children must be its only CUDA users.
-    if any("gpu" in item.keywords for item in items) and not gpu_present():
-        skip = pytest.mark.skip(reason="no NVIDIA GPU here; run on the H200")
+    if not any("gpu" in item.keywords for item in items):
+        return
+    reason = gpu_tests_skip_reason(gpu_present(), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    if reason is not None:
+        skip = pytest.mark.skip(reason=reason)
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
