@@ -9,7 +9,7 @@ the mean's standard error a job kept timing for dozens of rounds (up to the hund
 (BENCHMARKS.md, "the pool at 88.8 a minute": timed rounds p50 0.34 s, p95 0.77 s, max 2.6 s). The median's
 standard error is estimated from the median absolute deviation (MAD), which such rounds barely move: the spread's
 sigma is 1.4826 x MAD for normally distributed times, and a median's standard error is sqrt(pi / 2) = 1.2533
-times a mean's (nanobench stops on the median's absolute percentage error for the same reason).
+times a mean's.
 """
 
 from __future__ import annotations
