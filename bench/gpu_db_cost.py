@@ -12,19 +12,15 @@ characters of SQL they send (the parameters inlined, as the database receives th
 """
 
 import argparse
-import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
-from bench.load import database_reset, production_env  # noqa: E402
+from bench.load import demo_site  # noqa: E402
 
 WORKER = "gpu0@bench"
 
@@ -38,18 +34,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=60)
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="gpu-db-cost-"))
-    os.environ.update(**production_env(args.database_url, args.redis_url, workdir, host="testserver"))
-    os.environ["LOG_LEVEL"] = "WARNING"
-    database_reset(args.database_url, create=True)
-    try:
-        for command, settings in (("migrate", "prod"), ("load_demo", "dev")):
-            env = {**os.environ, "DJANGO_SETTINGS_MODULE": f"config.settings.{settings}"}
-            subprocess.run([sys.executable, "manage.py", command], cwd=ROOT, env=env, check=True, capture_output=True)
+    commands = (("migrate", "prod"), ("load_demo", "dev"))
+    with demo_site(args.database_url, args.redis_url, prefix="gpu-db-cost-", commands=commands):
         measure(args)
-    finally:
-        database_reset(args.database_url, create=False)
-        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
@@ -70,16 +57,7 @@ def measure(args) -> None:
     result = stored_result()
     times: dict[str, list[float]] = {"claim": [], "load": [], "record": []}
     statements: dict[str, tuple[int, int]] = {}
-    import collections
-    per_sql = collections.defaultdict(list)
-    def timer(execute, sql, params, many, context):
-        t = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            per_sql[sql[:90]].append((time.perf_counter() - t) * 1e3)
     for submission_id in waiting:
-      with connection.execute_wrapper(timer):
         with CaptureQueriesContext(connection) as claim_sql:
             began = time.perf_counter()
             claimed = pipeline.submission_gpu_claim(submission_id=submission_id, worker_name=WORKER, gpu_index="0")
@@ -98,8 +76,6 @@ def measure(args) -> None:
         times["record"].append((recorded_at - loaded_at) * 1e3)
         for step, sql in (("claim", claim_sql), ("load", load_sql), ("record", record_sql)):
             statements[step] = (len(sql.captured_queries), sum(len(q["sql"]) for q in sql.captured_queries))
-    for k, v in per_sql.items():
-        print(f"{statistics.median(v):7.2f} ms x{len(v)}  {k}")
     print(
         f"{Submission.objects.count()} submissions of {args.readers} readers; {len(waiting)} jobs of the sgemm example"
     )

@@ -372,6 +372,27 @@ def database_reset(database_url: str, *, create: bool) -> None:
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
+@contextlib.contextmanager
+def demo_site(database_url: str, redis_url: str, *, prefix: str, commands: tuple[tuple[str, str], ...]):
+    """A site of a benchmark's own, in this process's environment: production settings (production_env) in a new
+    working folder, a fresh PostgreSQL database, then manage.py's `commands` ((command, settings module) pairs, in
+    order). The database and the folder are removed afterwards. Yields the folder."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ.update(**production_env(database_url, redis_url, workdir, host="testserver"), LOG_LEVEL="WARNING")
+    database_reset(database_url, create=True)
+    try:
+        for command, settings in commands:
+            env = {**os.environ, "DJANGO_SETTINGS_MODULE": f"config.settings.{settings}"}
+            noinput = [] if command == "load_demo" else ["--noinput"]
+            subprocess.run(
+                [sys.executable, "manage.py", command, *noinput], cwd=ROOT, env=env, check=True, capture_output=True
+            )
+        yield workdir
+    finally:
+        database_reset(database_url, create=False)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

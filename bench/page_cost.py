@@ -11,19 +11,15 @@ prints milliseconds per request and the SQL statements one request ran, which is
 
 import argparse
 import cProfile
-import os
 import pstats
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: bench.load, config and apps import from the root
 
-from bench.load import database_reset, production_env  # noqa: E402
+from bench.load import demo_site  # noqa: E402
 
 DEMO_PASSWORD = "kernel-demo-pass"  # load_demo's (apps/demo)
 
@@ -37,25 +33,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
 
-    workdir = Path(tempfile.mkdtemp(prefix="page-cost-"))
-    os.environ.update(
-        **production_env(args.database_url, args.redis_url, workdir, host="testserver"), LOG_LEVEL="WARNING"
-    )
-    database_reset(args.database_url, create=True)
-    try:
-        for command, settings in (("migrate", "prod"), ("load_demo", "dev"), ("collectstatic", "prod")):
-            env = {**os.environ, "DJANGO_SETTINGS_MODULE": f"config.settings.{settings}"}
-            subprocess.run(
-                [sys.executable, "manage.py", command, *(["--noinput"] if command != "load_demo" else [])],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                capture_output=True,
-            )
+    commands = (("migrate", "prod"), ("load_demo", "dev"), ("collectstatic", "prod"))
+    with demo_site(args.database_url, args.redis_url, prefix="page-cost-", commands=commands):
         measure(args)
-    finally:
-        database_reset(args.database_url, create=False)
-        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

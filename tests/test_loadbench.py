@@ -80,3 +80,27 @@ def test_the_page_cost_benchmark_measures_each_page_and_leaves_no_database():
     with psycopg.connect(urlsplit(database_url)._replace(path="/postgres").geturl()) as connection:
         left = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
         assert left.fetchone() is None, "the benchmark left its database behind"
+
+
+def test_the_gpu_database_benchmark_times_each_step_and_leaves_no_database():
+    database = settings.DATABASES["default"]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"kernel_gpu_db_cost_ci_{worker}"
+    database_url = f"postgres://{database['USER']}:{database['PASSWORD']}@{database['HOST']}:{database['PORT']}/{name}"
+    command = [sys.executable, "bench/gpu_db_cost.py", "--readers=30", "--history=5", "--jobs=4"]
+    done = subprocess.run(
+        [*command, f"--database-url={database_url}", f"--redis-url={settings.REDIS_URL}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()[2:] if line.strip()}
+    assert set(rows) == {"claim", "load", "record"}, done.stdout
+    assert all(float(row[0]) > 0 for row in rows.values())
+    # The record neither reads nor writes the cubin back: its SQL is a few KB, not the compiled JSON's 130 KB.
+    assert int(rows["record"][3]) < 20_000, done.stdout
+    with psycopg.connect(urlsplit(database_url)._replace(path="/postgres").geturl()) as connection:
+        left = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        assert left.fetchone() is None, "the benchmark left its database behind"
