@@ -154,9 +154,10 @@ class GpuJudge:
             # The children set up idled past the ceilings' age: a new one measures them first, alone.
             self.worker.discard_set_up()
             self.worker.promote()
-        # Missing spares are started once the job is sent, so that spawning them (a few ms each) overlaps the job.
+        # Missing spares are started where spawning them (a few ms each) delays nothing: once the job is sent, or
+        # before the job waits for a setup.
         prepare = self.worker.prepare_spares if self.warm_ahead else None
-        outcome = self.worker.call(self.job, payload, options.timeout_s, after_send=prepare)
+        outcome = self.worker.call(self.job, payload, options.timeout_s, overlap=prepare)
         self._keep_setup_answer()
         if self.warm:
             self.worker.promote()

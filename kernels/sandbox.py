@@ -342,26 +342,30 @@ class Worker:
         func: str,
         payload: Any = None,
         timeout_s: float = 60.0,
-        after_send: Callable[[], None] | None = None,
+        overlap: Callable[[], None] | None = None,
     ) -> Outcome:
         """Run func(payload) in the child; start (or restart) the child first when needed. The child's setup
         finishes before the job is sent, and so does every spare's, except with setups beside jobs, where only
-        a measuring one must (the others share the device lock with the job's timed rounds). `after_send` runs
-        once the job is on its way (GpuJudge: `prepare_spares`), so that its work overlaps the job."""
+        a measuring one must (the others share the device lock with the job's timed rounds). `overlap` is work
+        of the parent's (GpuJudge: `prepare_spares`) done where it delays nothing: before waiting for those
+        setups when there is one to wait for, else once the job is sent."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()
+        awaited = [s for s in self._spares if s.setting_up and (s.measuring or not self.setups_beside_jobs)]
+        if overlap is not None and (self._child.setting_up or awaited):
+            overlap()
+            overlap = None
         begin = time.perf_counter()
         own = self._await_setup(self._child) if self._child.setting_up else None
-        for spare in [s for s in self._spares if s.setting_up]:
-            if spare.measuring or not self.setups_beside_jobs:
-                self._await_setup(spare)
+        for spare in awaited:
+            self._await_setup(spare)
         self.setup_wait_ms = (time.perf_counter() - begin) * 1e3
         if own is not None and own.status is not Status.OK:
             return own
         begin = time.perf_counter()
         self._child.conn.send((func, payload))
-        if after_send is not None:
-            after_send()
+        if overlap is not None:
+            overlap()
         # With setups beside jobs, a spare whose imports finish while the job runs starts its setup then.
         meanwhile = self._release_spares if self.setups_beside_jobs else None
         outcome = self._wait(self._child, timeout_s, begin, meanwhile)

@@ -94,23 +94,34 @@ def test_a_spawned_child_sets_up_while_the_caller_works():
         assert worker.call(S + "pid", timeout_s=30).value != first.value
 
 
-def test_work_after_the_send_overlaps_the_job():
+def test_overlapped_work_runs_beside_the_job_when_its_child_is_ready():
     # GpuJudge starts missing spares there (a few ms each): the job must already be running, not waiting for it.
     with sandbox.Worker() as worker:
         assert worker.call(S + "pid", timeout_s=30).status is Status.OK  # the child is up
         calls = []
 
-        def after_send():
+        def overlap():
             calls.append(time.time())
             time.sleep(1.0)
 
         begin = time.perf_counter()
-        outcome = worker.call(S + "nap", 2.0, timeout_s=30, after_send=after_send)
+        outcome = worker.call(S + "nap", 2.0, timeout_s=30, overlap=overlap)
         elapsed_s = time.perf_counter() - begin
 
     assert outcome.status is Status.OK and len(calls) == 1
     assert calls[0] < outcome.value["ended"]  # it ran before the answer came...
     assert elapsed_s < 2.8  # ...and beside the job: 3 s if either waited for the other
+
+
+def test_overlapped_work_runs_during_the_wait_for_a_setup():
+    # When the job must wait for its child's setup anyway, the work goes there, not after the send.
+    with sandbox.Worker(setup=S + "slow_setup") as worker:
+        worker.spawn()  # released into its 1 s setup
+        calls = []
+        outcome = worker.call(S + "nap", 0.1, timeout_s=30, overlap=lambda: calls.append(time.time()))
+
+    assert outcome.status is Status.OK and len(calls) == 1
+    assert outcome.value["began"] - calls[0] > 0.5  # it ran as the 1 s setup began, not once the job was sent
 
 
 def test_a_failing_setup_of_a_spawned_child_is_reported_at_the_next_call():
