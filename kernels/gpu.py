@@ -241,16 +241,19 @@ def _nvml_device(pci_bus_id: str) -> tuple[ctypes.CDLL, ctypes.c_void_p] | None:
     return nvml, handle
 
 
-def _nvml_uint(query, handle: ctypes.c_void_p, *args: int) -> int | None:
+def _nvml_uint(nvml: ctypes.CDLL, function: str, handle: ctypes.c_void_p, *args: int) -> int | None:
+    """One unsigned value from NVML, or None where it fails or this driver's NVML lacks the function (a missing
+    figure of telemetry must never fail a job)."""
+    query = getattr(nvml, function, None)
     value = ctypes.c_uint()
-    if query(handle, *(ctypes.c_int(a) for a in args), ctypes.byref(value)) != 0:
+    if query is None or query(handle, *(ctypes.c_int(a) for a in args), ctypes.byref(value)) != 0:
         return None
     return value.value
 
 
 def _nvml_driver_version(nvml: ctypes.CDLL) -> str | None:
-    text = ctypes.create_string_buffer(96)
-    return text.value.decode() if nvml.nvmlSystemGetDriverVersion(text, ctypes.c_uint(96)) == 0 else None
+    query, text = getattr(nvml, "nvmlSystemGetDriverVersion", None), ctypes.create_string_buffer(96)
+    return text.value.decode() if query is not None and query(text, ctypes.c_uint(96)) == 0 else None
 
 
 def _nvml_identity(pci_bus_id: str) -> dict:
@@ -261,10 +264,10 @@ def _nvml_identity(pci_bus_id: str) -> dict:
     nvml, handle = device
     found = {
         "driver_version": _nvml_driver_version(nvml),
-        "application_sm_clock_mhz": _nvml_uint(nvml.nvmlDeviceGetApplicationsClock, handle, _NVML_CLOCK_SM),
-        "application_mem_clock_mhz": _nvml_uint(nvml.nvmlDeviceGetApplicationsClock, handle, _NVML_CLOCK_MEM),
+        "application_sm_clock_mhz": _nvml_uint(nvml, "nvmlDeviceGetApplicationsClock", handle, _NVML_CLOCK_SM),
+        "application_mem_clock_mhz": _nvml_uint(nvml, "nvmlDeviceGetApplicationsClock", handle, _NVML_CLOCK_MEM),
     }
-    power_limit_mw = _nvml_uint(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    power_limit_mw = _nvml_uint(nvml, "nvmlDeviceGetEnforcedPowerLimit", handle)
     if power_limit_mw is not None:
         found["power_limit_w"] = power_limit_mw // 1000
     return {key: value for key, value in found.items() if value is not None}
@@ -429,9 +432,9 @@ def _fill_from_nvml(info: Telemetry, pci_bus_id: str) -> None:
     if device is None:
         return
     nvml, handle = device
-    info.sm_clock_mhz = _nvml_uint(nvml.nvmlDeviceGetClockInfo, handle, _NVML_CLOCK_SM)
-    info.max_sm_clock_mhz = _nvml_uint(nvml.nvmlDeviceGetMaxClockInfo, handle, _NVML_CLOCK_SM)
-    info.temperature_c = _nvml_uint(nvml.nvmlDeviceGetTemperature, handle, _NVML_TEMPERATURE_GPU)
-    power_mw = _nvml_uint(nvml.nvmlDeviceGetPowerUsage, handle)
+    info.sm_clock_mhz = _nvml_uint(nvml, "nvmlDeviceGetClockInfo", handle, _NVML_CLOCK_SM)
+    info.max_sm_clock_mhz = _nvml_uint(nvml, "nvmlDeviceGetMaxClockInfo", handle, _NVML_CLOCK_SM)
+    info.temperature_c = _nvml_uint(nvml, "nvmlDeviceGetTemperature", handle, _NVML_TEMPERATURE_GPU)
+    power_mw = _nvml_uint(nvml, "nvmlDeviceGetPowerUsage", handle)
     info.power_w = power_mw / 1000 if power_mw is not None else None
     info.driver_version = _nvml_driver_version(nvml) or ""
