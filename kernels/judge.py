@@ -154,10 +154,13 @@ class GpuJudge:
             # The children set up idled past the ceilings' age: a new one measures them first, alone.
             self.worker.discard_set_up()
             self.worker.promote()
-        # Missing spares are started where spawning them (a few ms each) delays nothing: once the job is sent, or
-        # before the job waits for a setup.
-        prepare = self.worker.prepare_spares if self.warm_ahead else None
-        outcome = self.worker.call(self.job, payload, options.timeout_s, overlap=prepare)
+        if self.warm_ahead:
+            # Imported spares are released before the job is sent, so that their setups' first steps may go ahead of
+            # its timed rounds; missing ones are spawned where it delays nothing (a few ms each): once the job is
+            # sent, or before the job waits for a setup.
+            self.worker.release_spares()
+        spawn = self.worker.spawn_spares if self.warm_ahead else None
+        outcome = self.worker.call(self.job, payload, options.timeout_s, overlap=spawn)
         self._keep_setup_answer()
         if self.warm:
             self.worker.promote()

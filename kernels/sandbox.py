@@ -23,7 +23,7 @@ The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per 
 Rules it keeps: (1) no GPU work of a setup runs while a launch is timed (the lock; a setup that measures the
 ceilings needs the device to itself and is still released alone, in a gap, with `call` waiting for it); (2) a
 child runs one job (`promote` ends it; a kernel may have written anywhere in its device memory); (3) a spare that
-dies or fails its setup is dropped and replaced by the next `prepare_spares`. Without the lock
+dies or fails its setup is dropped and replaced by the next `spawn_spares`. Without the lock
 (`setups_beside_jobs` False) setups are released only between jobs and `call` waits for every setup in flight:
 then a burst pays one parallel setup per S jobs. S is bounded by CPU cores (each setup is a busy CPU thread
 for its duration) and device memory (each set-up spare holds a context, a cuBLAS workspace and a flush buffer
@@ -145,7 +145,7 @@ class Worker:
     (or setting up) and `spares` more importing. Not thread-safe: one job at a time, like one GPU.
 
     A child starts in two phases. The first (spawn, the interpreter, importing `setup`'s module and each of
-    `preload`) touches no device and may overlap a job: `prepare_spares` starts it for every missing spare.
+    `preload`) touches no device and may overlap a job: `spawn_spares` starts it for every missing spare.
     The second, `setup(payload)` (CUDA context, cuBLAS handle, ...), runs only once the child is released
     with its payload, and only in a gap between jobs: `spawn` and `promote` release children, and `call`
     waits for every setup in flight (its own child's and the spares') before it sends the job. So no setup
@@ -220,12 +220,19 @@ class Worker:
         self._release(self._child)
 
     def prepare_spares(self) -> None:
+        """`spawn_spares`, then `release_spares`."""
+        self.spawn_spares()
+        self.release_spares()
+
+    def spawn_spares(self) -> None:
         """Start the first phase (no device work) of spares, e.g. during a job, until `spares` of them are
-        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time.
-        With setups beside jobs, imported spares are also released into their setups now, up to `spares`."""
+        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time."""
         self._drop_dead_spares()
         while sum(not s.released for s in self._spares) < self.spares:
             self._spares.append(self._new_child())
+
+    def release_spares(self) -> None:
+        """With setups beside jobs, release imported spares into their setups now, up to `spares`."""
         if self.setups_beside_jobs:
             self._release_spares()
 
@@ -347,7 +354,7 @@ class Worker:
         """Run func(payload) in the child; start (or restart) the child first when needed. The child's setup
         finishes before the job is sent, and so does every spare's, except with setups beside jobs, where only
         a measuring one must (the others share the device lock with the job's timed rounds). `overlap` is work
-        of the parent's (GpuJudge: `prepare_spares`) done where it delays nothing: before waiting for those
+        of the parent's (GpuJudge: `spawn_spares`) done where it delays nothing: before waiting for those
         setups when there is one to wait for, else once the job is sent."""
         if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
             self.spawn()

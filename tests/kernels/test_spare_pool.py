@@ -103,7 +103,7 @@ def test_a_killed_job_is_replaced_by_a_spare_and_the_pool_refills(events):
         burst(judge, 2, job_s=0.5)
         killed = burst(judge, 1, job_s=30, timeout_s=1.0)[0]
         after = burst(judge, 4, job_s=0.5)
-        judge.worker.prepare_spares()  # what the next job does once sent (a loaded machine may drop a slow spare)
+        judge.worker.prepare_spares()  # what the next job does (a loaded machine may drop a slow spare)
         assert len(judge.worker._spares) >= 2  # refilled
 
     assert killed.verdict is Verdict.TIMED_OUT
