@@ -50,15 +50,16 @@ def enough_rounds(
     max_rounds: int,
     target_rel_std_err: float,
     past_budget: bool,
+    rel_std_err=median_rel_std_err,
 ) -> bool:
     """Stop at max_rounds; past the time budget once there are 3 rounds; else once min_rounds are in and both
-    medians' relative standard errors are within the target."""
+    medians' relative standard errors are within the target (`rel_std_err`: the mean's rule, for comparison)."""
     n = len(candidate_ms)
     if n >= max_rounds:
         return True
     if past_budget and n >= 3:
         return True
-    worst = max(median_rel_std_err(candidate_ms), median_rel_std_err(baseline_ms))
+    worst = max(rel_std_err(candidate_ms), rel_std_err(baseline_ms))
     return n >= min_rounds and worst <= target_rel_std_err
 
 
