@@ -136,6 +136,8 @@ def main() -> int:
         raise
     finally:
         processes.stop_all()
+        if args.logs:
+            copy_logs(var_dir, Path(args.logs))
         if args.keep:
             print(f"kept: {var_dir}")
         else:
@@ -198,6 +200,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--use-env-services", action="store_true", help="DATABASE_URL and CELERY_BROKER_URL")
     parser.add_argument("--json", help="also write the summary here")
     parser.add_argument("--keep", action="store_true", help="keep the folder (logs of the workers)")
+    parser.add_argument("--logs", help="copy the workers' logs here at the end (a device call's $OUT)")
     return parser.parse_args()
 
 
@@ -538,6 +541,15 @@ def print_log_tails(folder: Path, chars: int = 2500) -> None:
     for log in sorted(folder.rglob("*.log")):
         print(f"---- {log.relative_to(folder)} (last {chars} characters)", file=sys.stderr)
         print(log.read_text(errors="replace")[-chars:], file=sys.stderr)
+
+
+def copy_logs(folder: Path, to: Path) -> None:
+    """The workers' logs, kept where a device call brings files back (the folder itself is removed, or stays on
+    a machine that is handed back)."""
+    for log in folder.rglob("*.log"):
+        target = to / log.relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, target)
 
 
 def print_log_problems(folder: Path, lines: int = 40) -> None:

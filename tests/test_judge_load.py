@@ -29,6 +29,7 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     command = [*TOOL, "--cpu-standin", "--submissions", "10", "--readers", "3", "--heavy", "6", "--alone", "2"]
     command += ["--idle-s", "0.2", "--hidden-check", "1", "--compile-concurrency", "2", "--timeout", "240"]
     command += ["--standin-job-s", "2.5"]  # compiles come faster than jobs: the GPU queue fills up
+    command += ["--logs", str(tmp_path / "logs")]
     run = subprocess.run([*command, "--json", str(summary_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
     output = run.stdout + run.stderr
@@ -53,6 +54,9 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     assert summary["hidden"]["spares"]["size"] == 4 and summary["hidden"]["spares"]["set_up"] >= 1
     assert summary["hidden"]["spares"]["rss_mib_set_up"] > 0
     assert burst["jobs_waiting_for_setup"] < 10 and "setup wait: mean ms / jobs > 1 ms" in output
+    # The workers' logs outlive the tool's folder (--logs): the GPU worker's names the jobs it judged.
+    logs = {path.name: path.read_text() for path in (tmp_path / "logs").rglob("*.log")}
+    assert any("succeeded" in text for name, text in logs.items() if "gpu" in name), sorted(logs)
 
 
 @pytest.mark.slow

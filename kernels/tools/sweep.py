@@ -1,6 +1,7 @@
-"""Judge many variants of one kernel in one process and print one table: a rung's ideas tried in one device call.
+"""Judge many variants of kernel templates in one process and print one table a problem: a device call's ideas.
 
     python -m kernels.tools.sweep kernels/reference/gemv/sweep.toml [--time-budget 1] [--out sweep.json]
+    python -m kernels.tools.sweep gemv/sweep.toml prefix_sum/sweep.toml:baseline_rung,pf_t256_v4 --deadline 500
     python -m kernels.tools.sweep SPEC --compile-only        # on a machine without a GPU: NVRTC runs on the CPU
 
 A sweep file (TOML) names the problem, a template (a .cu file beside it, written with `${NAME}` placeholders in
@@ -9,6 +10,7 @@ its code and its plan), the placeholders' defaults and the variants, each a name
     problem = "gemv"
     template = "sweep_gemv.cu"
     arch = "sm_90a"              # optional: the judge's default otherwise
+    time_budget = 4              # optional: seconds of timed rounds per shape (--time-budget overrides; 1 otherwise)
     [defaults]
     ROWS_PER_WARP = 2
     [[variants]]
@@ -17,8 +19,11 @@ its code and its plan), the placeholders' defaults and the variants, each a name
 
 Every variant is substituted (string.Template: `$$` writes a dollar), compiled on the CPU in parallel, then judged
 one after another on one warm GPU worker exactly as a submission is (every check, interleaved timing against
-the baseline). The table lists the accepted variants fastest first (by the median over benchmark shapes of
-% of baseline), then the others with their verdicts. `--out` writes every variant's full result as JSON.
+the baseline). Several sweep files share that worker, so its start (the ceilings, each problem's baseline
+choice) is paid once; `SPEC:a,b` judges only the variants a and b of SPEC, in the file's order. Each problem's
+table lists the accepted variants fastest first (by the median over benchmark shapes of % of baseline), then the
+others with their verdicts. `--deadline S` starts no variant once S seconds have passed, so that a device call's
+time limit still leaves the tables; `--out` writes every variant's full result as JSON after each one.
 """
 
 from __future__ import annotations
@@ -30,18 +35,24 @@ import os
 import statistics
 import string
 import sys
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernels import compiler
 
+DEFAULT_TIME_BUDGET_S = 1.0
+NOT_JUDGED = "not judged: the deadline had passed"
+
 
 @dataclass
 class Variant:
+    problem: str
     name: str
     values: dict[str, object]
     source: str
+    time_budget_s: float
 
 
 def load(spec_path: Path) -> tuple[dict, list[Variant]]:
@@ -52,6 +63,7 @@ def load(spec_path: Path) -> tuple[dict, list[Variant]]:
     template = string.Template(template_text)
     used = {m.group("named") or m.group("braced") for m in template.pattern.finditer(template_text)} - {None}
     defaults = spec.get("defaults", {})
+    budget = float(spec.get("time_budget", DEFAULT_TIME_BUDGET_S))
     variants, names = [], set()
     for entry in spec.get("variants") or [{"name": "defaults"}]:
         entry = dict(entry)
@@ -63,28 +75,50 @@ def load(spec_path: Path) -> tuple[dict, list[Variant]]:
         unknown = set(values) - used
         if unknown:
             raise ValueError(f"{spec_path}: variant {name!r} sets {sorted(unknown)}, which the template never uses")
-        variants.append(Variant(name, values, template.substitute(values)))
+        variants.append(Variant(spec["problem"], name, values, template.substitute(values), budget))
     return spec, variants
 
 
-def compile_all(spec: dict, variants: list[Variant]):
-    arch = spec.get("arch", compiler.DEFAULT_ARCH)
+def select(argument: str) -> tuple[dict, list[Variant]]:
+    """`SPEC` or `SPEC:name,name`: the sweep file's variants, or the named ones (an unknown name is an error)."""
+    path, _, names = argument.partition(":")
+    spec, variants = load(Path(path))
+    if not names:
+        return spec, variants
+    wanted = names.split(",")
+    unknown = set(wanted) - {v.name for v in variants}
+    if unknown:
+        raise ValueError(f"no variants named {sorted(unknown)} in {path}")
+    return spec, [v for v in variants if v.name in wanted]
+
+
+def compile_all(jobs: list[tuple[dict, Variant]]):
+    def build(job):
+        spec, variant = job
+        return compiler.compile_submission(variant.source, spec["problem"], spec.get("arch", compiler.DEFAULT_ARCH))
+
     with cf.ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:  # each compile runs in a sandboxed child
-        return list(pool.map(lambda v: compiler.compile_submission(v.source, spec["problem"], arch), variants))
+        return list(pool.map(build, jobs))
 
 
-def judge_all(variants: list[Variant], compiled, time_budget_s: float, seed: int | None):
-    """Each compiled variant judged in turn on one warm worker; a line per variant as it is judged, so that a
-    run stopped early (a device call's time limit) still shows what it measured."""
+def judge_all(variants: list[Variant], compiled, budget_override: float | None, seed, deadline_s, record):
+    """Each compiled variant judged in turn on one warm worker; a line per variant as it is judged (and `record`
+    called), so that a run stopped early (a device call's time limit) still shows what it measured. Once
+    `deadline_s` has passed since the start, the remaining variants get no result (None)."""
     from kernels.judge import GpuJudge, JudgeOptions
 
-    options = JudgeOptions(seed=seed, time_budget_s=time_budget_s)
+    started = time.monotonic()
     results = []
     with GpuJudge(warm=True) as judge:
         for variant, comp in zip(variants, compiled, strict=True):
-            result = judge.judge(comp, options) if comp.ok else None
+            if deadline_s is not None and time.monotonic() - started > deadline_s:
+                results.append(None)
+                continue
+            budget = budget_override if budget_override is not None else variant.time_budget_s
+            result = judge.judge(comp, JudgeOptions(seed=seed, time_budget_s=budget)) if comp.ok else None
             results.append(result)
-            print(table([variant], [comp], [result])[-1], flush=True)
+            record(variant, comp, result)
+            print(f"{variant.problem}: " + table([variant], [comp], [result])[-1], flush=True)
     return results
 
 
@@ -94,6 +128,7 @@ def score(result) -> float:
 
 
 def table(variants: list[Variant], compiled, results) -> list[str]:
+    """One problem's rows. A compiled variant without a result is one the deadline skipped."""
     rows = []
     for variant, comp, result in zip(variants, compiled, results, strict=True):
         if comp.ok and result is not None and result.passed and result.benchmarks:
@@ -104,6 +139,8 @@ def table(variants: list[Variant], compiled, results) -> list[str]:
                 for b in result.benchmarks
             )
             rows.append((0, -score(result), f"| {variant.name} | accepted | {regs} | {shapes} |"))
+        elif comp.ok and result is None:
+            rows.append((2, 0.0, f"| {variant.name} | - | - | {NOT_JUDGED} |"))
         else:
             verdict = result.verdict.value if result is not None else comp.verdict.value
             message = (result.message if result is not None else comp.message).replace("\n", " ")[:160]
@@ -112,44 +149,57 @@ def table(variants: list[Variant], compiled, results) -> list[str]:
     return header + ["| --- | --- | --- | --- |"] + [line for *_, line in sorted(rows, key=lambda r: r[:2])]
 
 
+def tables(variants: list[Variant], compiled, results) -> str:
+    """A table a problem, in the order the problems were given."""
+    out = []
+    for problem in dict.fromkeys(v.problem for v in variants):
+        mine = [i for i, v in enumerate(variants) if v.problem == problem]
+        rows = table([variants[i] for i in mine], [compiled[i] for i in mine], [results[i] for i in mine])
+        out.append(f"\n{problem}, fastest first:\n" + "\n".join(rows))
+    return "\n".join(out)
+
+
+class JsonRecord:
+    """Every judged variant's full result, rewritten to the file after each one."""
+
+    def __init__(self, path: Path | None):
+        self.path, self.entries = path, {}
+
+    def __call__(self, variant: Variant, comp, result) -> None:
+        if self.path is None:
+            return
+        self.entries[f"{variant.problem}/{variant.name}"] = {
+            "values": variant.values,
+            "result": result.to_dict() if result is not None else {"verdict": comp.verdict.value, "log": comp.log},
+        }
+        self.path.write_text(json.dumps(self.entries, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("spec", type=Path)
-    parser.add_argument("--time-budget", type=float, default=1.0, help="seconds of timed rounds per shape")
+    parser.add_argument("specs", nargs="+", metavar="SPEC[:variant,...]")
+    parser.add_argument("--time-budget", type=float, help="seconds of timed rounds per shape (default: each file's)")
     parser.add_argument("--seed", type=int, help="input seed (default: a fresh one per variant)")
-    parser.add_argument("--only", help="comma-separated variant names: judge these alone")
+    parser.add_argument("--deadline", type=float, help="seconds after which no further variant is judged")
     parser.add_argument("--compile-only", action="store_true", help="compile every variant and stop (no GPU)")
     parser.add_argument("--out", type=Path, help="write every variant's result as JSON")
     args = parser.parse_args(argv)
-    spec, variants = load(args.spec)
-    if args.only:
-        wanted = args.only.split(",")
-        unknown = set(wanted) - {v.name for v in variants}
-        if unknown:
-            parser.error(f"no variants named {sorted(unknown)} in {args.spec}")
-        variants = [v for v in variants if v.name in wanted]
-    compiled = compile_all(spec, variants)
-    print(f"{spec['problem']}: compiled {sum(c.ok for c in compiled)} of {len(variants)} variants", flush=True)
+    try:
+        chosen = [(spec, v) for spec, variants in map(select, args.specs) for v in variants]
+    except ValueError as error:
+        parser.error(str(error))
+    variants = [v for _, v in chosen]
+    compiled = compile_all(chosen)
+    for problem in dict.fromkeys(v.problem for v in variants):
+        mine = [c for v, c in zip(variants, compiled, strict=True) if v.problem == problem]
+        print(f"{problem}: compiled {sum(c.ok for c in mine)} of {len(mine)} variants", flush=True)
     if args.compile_only:
         for variant, comp in zip(variants, compiled, strict=True):
             regs = ",".join(f"{k.name}: {k.registers} regs, {k.local_bytes} B local" for k in comp.kernels)
-            print(f"  {variant.name}: {comp.verdict.value} {regs if comp.ok else comp.message[:300]}")
+            print(f"  {variant.problem}/{variant.name}: {comp.verdict.value} {regs if comp.ok else comp.message[:300]}")
         return 0 if all(c.ok for c in compiled) else 1
-    results = judge_all(variants, compiled, args.time_budget, args.seed)
-    print("\nfastest first:\n" + "\n".join(table(variants, compiled, results)))
-    if args.out:
-        args.out.write_text(
-            json.dumps(
-                {
-                    v.name: {
-                        "values": v.values,
-                        "result": r.to_dict() if r is not None else {"verdict": c.verdict.value, "log": c.log},
-                    }
-                    for v, c, r in zip(variants, compiled, results, strict=True)
-                },
-                indent=1,
-            )
-        )
+    results = judge_all(variants, compiled, args.time_budget, args.seed, args.deadline, JsonRecord(args.out))
+    print(tables(variants, compiled, results))
     return 0
 
 

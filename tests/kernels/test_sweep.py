@@ -1,5 +1,6 @@
 """The sweep tool's file format (kernels/tools/sweep.py), on the CPU: placeholders filled in code and plan, a
-value no placeholder uses refused (a typo would judge the defaults twice), duplicate names refused."""
+value no placeholder uses refused (a typo would judge the defaults twice), duplicate names refused; variants
+chosen by name, several sweep files in one run, the deadline's rows."""
 
 import pytest
 
@@ -17,8 +18,8 @@ template <int R> __global__ void k(const float* x, float* y, int n) {}
 """
 
 
-def write(tmp_path, spec: str):
-    (tmp_path / "t.cu").write_text(TEMPLATE)
+def write(tmp_path, spec: str, template: str = TEMPLATE):
+    (tmp_path / "t.cu").write_text(template)
     path = tmp_path / "sweep.toml"
     path.write_text('problem = "vector_add"\ntemplate = "t.cu"\n' + spec)
     return path
@@ -60,3 +61,58 @@ def test_every_sweep_in_the_repository_loads():
     for spec in specs:
         _, variants = sweep.load(spec)
         assert variants, spec
+
+
+def test_a_sweep_file_may_set_its_time_budget(tmp_path):
+    _, variants = sweep.load(write(tmp_path, "time_budget = 4\n[defaults]\nROWS = 4\nTHREADS = 256\n"))
+    assert [(v.name, v.time_budget_s) for v in variants] == [("defaults", 4.0)]
+    _, variants = sweep.load(write(tmp_path, "[defaults]\nROWS = 4\nTHREADS = 256\n"))
+    assert variants[0].time_budget_s == sweep.DEFAULT_TIME_BUDGET_S
+
+
+def test_named_variants_are_chosen_in_the_files_order_and_an_unknown_name_is_refused(tmp_path):
+    spec = "[defaults]\nROWS = 4\nTHREADS = 256\n" + "".join(f'[[variants]]\nname = "{n}"\n' for n in "abc")
+    path = write(tmp_path, spec)
+    assert [v.name for v in sweep.select(str(path))[1]] == ["a", "b", "c"]
+    assert [v.name for v in sweep.select(f"{path}:c,a")[1]] == ["a", "c"]
+    with pytest.raises(ValueError, match="'d'"):
+        sweep.select(f"{path}:a,d")
+
+
+def test_every_sweep_named_on_the_command_line_is_compiled_and_reported_by_problem(tmp_path, capsys):
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir(), second.mkdir()
+    code = sweep.main(
+        [
+            "--compile-only",
+            f"{write(first, VECTOR_ADD, VECTOR_ADD_TEMPLATE)}:fine",
+            str(write(second, BROKEN, VECTOR_ADD_TEMPLATE)),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1  # one variant did not compile
+    assert "vector_add: compiled 1 of 2 variants" in out
+    assert "vector_add/fine: compiled" in out and "vector_add/broken: compile_error" in out
+    assert "vector_add/slow" not in out  # not named on the command line
+
+
+def test_a_variant_the_deadline_skipped_says_so_below_the_judged_ones(tmp_path):
+    _, variants = sweep.load(write(tmp_path, VECTOR_ADD, VECTOR_ADD_TEMPLATE))
+    compiled = sweep.compile_all([({"problem": "vector_add"}, v) for v in variants[:1]])
+    rows = sweep.table(variants[:1], compiled, [None])
+    assert rows[-1] == f"| fine | - | - | {sweep.NOT_JUDGED} |"
+
+
+VECTOR_ADD_TEMPLATE = """/* @plan
+[[launch]]
+kernel = "vector_add"
+grid = ["cdiv(N, 256)"]
+block = [256]
+*/
+extern "C" __global__ void vector_add(const float* A, const float* B, float* C, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) C[i] = A[i] + B[i] ${TAIL}
+}
+"""
+VECTOR_ADD = '[defaults]\nTAIL = ";"\n[[variants]]\nname = "fine"\n[[variants]]\nname = "slow"\n'
+BROKEN = '[defaults]\nTAIL = ";"\n[[variants]]\nname = "broken"\nTAIL = "+ undefined_name;"\n'

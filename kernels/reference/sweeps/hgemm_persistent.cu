@@ -4,10 +4,12 @@
 // Not a rung (no NN_ prefix): the ladder does not pick it up. The plan's placeholders (KERNEL, GRID, THREADS, SHARED) are
 // filled in per variant.
 // Two kernels:
-//   hgemm_wgmma_staged<BM, BN, STAGES, GROUP, PREFETCH_C, MINB>: rung 13's code, unchanged but for MINB (blocks
-//     per SM in __launch_bounds__). BM / 64 warpgroups of m64nBN wgmma, cp.async ring with one block barrier per
-//     k step, epilogue staged through the free ring, persistent blocks, C prefetched into L2 PREFETCH_C k steps
-//     before a tile's end. <256, 128, 4, 8, 8, 1> is rung 13 itself.
+//   hgemm_wgmma_staged<BM, BN, STAGES, GROUP, PREFETCH_C, MINB, EPI_AHEAD = 0>: rung 13's code, unchanged but for
+//     MINB (blocks per SM in __launch_bounds__) and EPI_AHEAD (how many chunks ahead the epilogue loads C; at 0
+//     the SASS is instruction for instruction what it was before the parameter existed, by cuobjdump of this
+//     NVRTC's output). BM / 64 warpgroups of m64nBN wgmma, cp.async ring with one block barrier per k step,
+//     epilogue staged through the free ring, persistent blocks, C prefetched into L2 PREFETCH_C k steps before a
+//     tile's end. <128, 256, 4, 8, 8, 1> is rung 13 itself.
 //   hgemm_ws<BN, STAGES, GROUP, PREFETCH_C, MAXNREG>: 128 x BN tiles, a producer warpgroup of cp.async copies and
 //     two consumer warpgroups, full / empty mbarrier rings continued across tiles (the comment at the code says
 //     why cp.async and not TMA), the staged epilogue in areas of its own so the producer fills the next tile's
@@ -104,7 +106,7 @@ __device__ __forceinline__ uint4 load8_checked(const __half* p, int valid) {
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-template <int BM, int BN, int STAGES, int GROUP, int PREFETCH_C, bool ALIGNED>
+template <int BM, int BN, int STAGES, int GROUP, int PREFETCH_C, int EPI_AHEAD, bool ALIGNED>
 __device__ __forceinline__ void hgemm_staged_body(int M, int N, int K, float alpha, const __half* __restrict__ A,
                                                   const __half* __restrict__ B, float beta, float* __restrict__ C,
                                                   unsigned smem, unsigned char* smem_gen) {
@@ -121,7 +123,8 @@ __device__ __forceinline__ void hgemm_staged_body(int M, int N, int K, float alp
     // twice as many C loads in flight and spill.)
     constexpr int EPI_COLS = 32, EPI_PITCH = EPI_COLS + 8, EPI_WARP_FLOATS = 16 * EPI_PITCH;
     constexpr int EPI_LANES = EPI_COLS / 4, EPI_ROWS = 32 / EPI_LANES;
-    static_assert(BN % EPI_COLS == 0, "epilogue chunk");
+    constexpr int EPI_CHUNKS = BN / EPI_COLS, EPI_LOADS = 16 / EPI_ROWS;  // a lane's float4 loads of C per chunk
+    static_assert(BN % EPI_COLS == 0 && EPI_AHEAD >= 0 && EPI_AHEAD < EPI_CHUNKS, "epilogue chunk");
     constexpr int EPI_OFFSET = (STAGES - 2) * STAGE_BYTES;
     static_assert(STAGES >= 3 && EPI_OFFSET + NT / 32 * EPI_WARP_FLOATS * 4 <= STAGES * STAGE_BYTES, "staging");
 
@@ -226,13 +229,30 @@ __device__ __forceinline__ void hgemm_staged_body(int M, int N, int K, float alp
             wgmma_commit();
             wgmma_wait<1>();  // the previous tile's group is done; this one may still run
         }
+        // EPI_AHEAD > 0: the lane's C of the epilogue's first EPI_AHEAD chunks is loaded now, its latency under the
+        // last products, the barrier and the next tile's prologue (the lines are in L2: PREFETCH_C above).
+        const int em0 = m0, en0 = n0;  // this tile, for the epilogue (the next tile's prologue moves m0, n0)
+        const int wrow = em0 + wg * 64 + warp * 16;
+        float4 old[EPI_AHEAD + 1][EPI_LOADS];
+        auto load_c = [&](int c, float4(&dst)[EPI_LOADS]) {
+            const int col = en0 + c * EPI_COLS + (lane % EPI_LANES) * 4;
+#pragma unroll
+            for (int i = 0; i < EPI_LOADS; ++i) {
+                const int row = wrow + lane / EPI_LANES + EPI_ROWS * i;
+                dst[i] = (row < M && col < N) ? __ldcs(reinterpret_cast<const float4*>(C + (size_t)row * N + col))
+                                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            }
+        };
+        if (ALIGNED) {
+#pragma unroll
+            for (int c = 0; c < EPI_AHEAD; ++c) load_c(c, old[c]);
+        }
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) fence_operand(acc[i]);
         // Every warpgroup's products are done and every copy of this tile has landed: the whole ring is free.
         __syncthreads();
 
-        const int em0 = m0, en0 = n0;  // this tile, for the epilogue
         if (t + (int)gridDim.x < tiles) {  // start filling the pipeline for the next tile before the epilogue
             origin(t + gridDim.x, m0, n0);
             prologue(m0, n0);
@@ -242,20 +262,15 @@ __device__ __forceinline__ void hgemm_staged_body(int M, int N, int K, float alp
             // Staged epilogue (header, point 1). The thread's accumulators j (8 columns each) of chunk c go to
             // columns 8 j - c EPI_COLS + 2 (lane % 4) of rows lane / 4 (+ 8) of the warp's area; read back, lane
             // owns columns 4 (lane % EPI_LANES) .. + 3 of rows lane / EPI_LANES + EPI_ROWS i.
+            // With EPI_AHEAD > 0 chunk c + EPI_AHEAD's C is loaded before chunk c is staged, so each chunk's loads
+            // have a chunk's work to land in instead of waiting at its own start; old[] is a ring of EPI_AHEAD + 1.
             float* stage_area =
                 reinterpret_cast<float*>(smem_gen + EPI_OFFSET) + (wg * 4 + warp) * EPI_WARP_FLOATS;
-            const int wrow = em0 + wg * 64 + warp * 16;
 #pragma unroll
-            for (int c = 0; c < BN / EPI_COLS; ++c) {
+            for (int c = 0; c < EPI_CHUNKS; ++c) {
                 const int col = en0 + c * EPI_COLS + (lane % EPI_LANES) * 4;
-                float4 old[16 / EPI_ROWS];
-#pragma unroll
-                for (int i = 0; i < 16 / EPI_ROWS; ++i) {
-                    const int row = wrow + lane / EPI_LANES + EPI_ROWS * i;
-                    old[i] = (row < M && col < N)
-                                 ? __ldcs(reinterpret_cast<const float4*>(C + (size_t)row * N + col))
-                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                }
+                if (c + EPI_AHEAD < EPI_CHUNKS) load_c(c + EPI_AHEAD, old[(c + EPI_AHEAD) % (EPI_AHEAD + 1)]);
+                const float4(&mine)[EPI_LOADS] = old[c % (EPI_AHEAD + 1)];
 #pragma unroll
                 for (int jj = 0; jj < EPI_COLS / 8; ++jj)
 #pragma unroll
@@ -267,15 +282,15 @@ __device__ __forceinline__ void hgemm_staged_body(int M, int N, int K, float alp
                     }
                 __syncwarp();
 #pragma unroll
-                for (int i = 0; i < 16 / EPI_ROWS; ++i) {
+                for (int i = 0; i < EPI_LOADS; ++i) {
                     const int rl = lane / EPI_LANES + EPI_ROWS * i, row = wrow + rl;
                     if (row < M && col < N) {  // N % 8 == 0: the 4 columns are in or out together
                         const float* src = stage_area + rl * EPI_PITCH + (lane % EPI_LANES) * 4;
                         float4 v = *reinterpret_cast<const float4*>(src);
-                        v.x += beta * old[i].x;
-                        v.y += beta * old[i].y;
-                        v.z += beta * old[i].z;
-                        v.w += beta * old[i].w;
+                        v.x += beta * mine[i].x;
+                        v.y += beta * mine[i].y;
+                        v.z += beta * mine[i].z;
+                        v.w += beta * mine[i].w;
                         __stcs(reinterpret_cast<float4*>(C + (size_t)row * N + col), v);
                     }
                 }
@@ -305,7 +320,7 @@ __device__ __forceinline__ void hgemm_staged_body(int M, int N, int K, float alp
 // L2 (header, point 3; 0: not at all). Persistence is the plan's choice: with one block per tile the loop runs once.
 // MINB (sweep): blocks per SM for __launch_bounds__; 2 lets two 128 x 128 blocks share an SM, so one's epilogue
 // runs beside the other's main loop (rung 13 is MINB = 1, same code otherwise).
-template <int BM, int BN, int STAGES, int GROUP, int PREFETCH_C, int MINB>
+template <int BM, int BN, int STAGES, int GROUP, int PREFETCH_C, int MINB, int EPI_AHEAD = 0>
 __global__ void __launch_bounds__(BM / 64 * 128, MINB)
 hgemm_wgmma_staged(int M, int N, int K, float alpha, const __half* __restrict__ A, const __half* __restrict__ B,
                    float beta, float* __restrict__ C) {
@@ -317,9 +332,10 @@ hgemm_wgmma_staged(int M, int N, int K, float alpha, const __half* __restrict__ 
                          (((reinterpret_cast<unsigned long long>(A) | reinterpret_cast<unsigned long long>(B) |
                             reinterpret_cast<unsigned long long>(C)) & 15) == 0);
     if (aligned)
-        hgemm_staged_body<BM, BN, STAGES, GROUP, PREFETCH_C, true>(M, N, K, alpha, A, B, beta, C, smem, smem_gen);
+        hgemm_staged_body<BM, BN, STAGES, GROUP, PREFETCH_C, EPI_AHEAD, true>(M, N, K, alpha, A, B, beta, C, smem,
+                                                                              smem_gen);
     else
-        hgemm_staged_body<BM, BN, STAGES, GROUP, PREFETCH_C, false>(M, N, K, alpha, A, B, beta, C, smem, smem_gen);
+        hgemm_staged_body<BM, BN, STAGES, GROUP, PREFETCH_C, 0, false>(M, N, K, alpha, A, B, beta, C, smem, smem_gen);
 }
 
 
