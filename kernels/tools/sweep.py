@@ -49,6 +49,7 @@ NOT_JUDGED = "not judged: the deadline had passed"
 @dataclass
 class Variant:
     problem: str
+    arch: str
     name: str
     values: dict[str, object]
     source: str
@@ -75,30 +76,27 @@ def load(spec_path: Path) -> tuple[dict, list[Variant]]:
         unknown = set(values) - used
         if unknown:
             raise ValueError(f"{spec_path}: variant {name!r} sets {sorted(unknown)}, which the template never uses")
-        variants.append(Variant(spec["problem"], name, values, template.substitute(values), budget))
+        arch = spec.get("arch", compiler.DEFAULT_ARCH)
+        variants.append(Variant(spec["problem"], arch, name, values, template.substitute(values), budget))
     return spec, variants
 
 
-def select(argument: str) -> tuple[dict, list[Variant]]:
+def select(argument: str) -> list[Variant]:
     """`SPEC` or `SPEC:name,name`: the sweep file's variants, or the named ones (an unknown name is an error)."""
     path, _, names = argument.partition(":")
-    spec, variants = load(Path(path))
+    _, variants = load(Path(path))
     if not names:
-        return spec, variants
+        return variants
     wanted = names.split(",")
     unknown = set(wanted) - {v.name for v in variants}
     if unknown:
         raise ValueError(f"no variants named {sorted(unknown)} in {path}")
-    return spec, [v for v in variants if v.name in wanted]
+    return [v for v in variants if v.name in wanted]
 
 
-def compile_all(jobs: list[tuple[dict, Variant]]):
-    def build(job):
-        spec, variant = job
-        return compiler.compile_submission(variant.source, spec["problem"], spec.get("arch", compiler.DEFAULT_ARCH))
-
+def compile_all(variants: list[Variant]):
     with cf.ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:  # each compile runs in a sandboxed child
-        return list(pool.map(build, jobs))
+        return list(pool.map(lambda v: compiler.compile_submission(v.source, v.problem, v.arch), variants))
 
 
 def judge_all(variants: list[Variant], compiled, budget_override: float | None, seed, deadline_s, record):
@@ -185,11 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write every variant's result as JSON")
     args = parser.parse_args(argv)
     try:
-        chosen = [(spec, v) for spec, variants in map(select, args.specs) for v in variants]
+        variants = [v for chosen in map(select, args.specs) for v in chosen]
     except ValueError as error:
         parser.error(str(error))
-    variants = [v for _, v in chosen]
-    compiled = compile_all(chosen)
+    compiled = compile_all(variants)
     for problem in dict.fromkeys(v.problem for v in variants):
         mine = [c for v, c in zip(variants, compiled, strict=True) if v.problem == problem]
         print(f"{problem}: compiled {sum(c.ok for c in mine)} of {len(mine)} variants", flush=True)

@@ -73,8 +73,8 @@ def test_a_sweep_file_may_set_its_time_budget(tmp_path):
 def test_named_variants_are_chosen_in_the_files_order_and_an_unknown_name_is_refused(tmp_path):
     spec = "[defaults]\nROWS = 4\nTHREADS = 256\n" + "".join(f'[[variants]]\nname = "{n}"\n' for n in "abc")
     path = write(tmp_path, spec)
-    assert [v.name for v in sweep.select(str(path))[1]] == ["a", "b", "c"]
-    assert [v.name for v in sweep.select(f"{path}:c,a")[1]] == ["a", "c"]
+    assert [v.name for v in sweep.select(str(path))] == ["a", "b", "c"]
+    assert [v.name for v in sweep.select(f"{path}:c,a")] == ["a", "c"]
     with pytest.raises(ValueError, match="'d'"):
         sweep.select(f"{path}:a,d")
 
@@ -98,7 +98,7 @@ def test_every_sweep_named_on_the_command_line_is_compiled_and_reported_by_probl
 
 def test_a_variant_the_deadline_skipped_says_so_below_the_judged_ones(tmp_path):
     _, variants = sweep.load(write(tmp_path, VECTOR_ADD, VECTOR_ADD_TEMPLATE))
-    compiled = sweep.compile_all([({"problem": "vector_add"}, v) for v in variants[:1]])
+    compiled = sweep.compile_all(variants[:1])
     rows = sweep.table(variants[:1], compiled, [None])
     assert rows[-1] == f"| fine | - | - | {sweep.NOT_JUDGED} |"
 
