@@ -21,7 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
-from kernels import compiler
+from kernels import compiler, problems
 from kernels.judge import GpuJudge, JudgeOptions
 from kernels.results import Verdict
 
@@ -81,14 +81,14 @@ def main() -> None:
     )
     parser.add_argument("--settle-s", type=float, default=10.0, help="pause for the pool to set up before timing")
     args = parser.parse_args()
-    names = sorted(p.parent.name for p in PROBLEMS.glob("*/example.cu")) if args.problem == "all" else None
+    names = problems.available() if args.problem == "all" else args.problem.split(",")
     print(
         "| problem | schedule | spares | jobs/min | GPU-s a job | job wall p50 ms | setup wait p50 / mean | "
         "lock wait p50 / mean | kernel ms |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     kept = None  # the ceilings, measured by the first judge and handed on to the others
-    for problem in names or args.problem.split(","):
+    for problem in names:
         compiled = compiler.compile_submission((PROBLEMS / problem / "example.cu").read_text(), problem)
         if not compiled.ok:
             raise SystemExit(f"{problem}: {compiled.message}")
