@@ -65,6 +65,7 @@ def load(spec_path: Path) -> tuple[dict, list[Variant]]:
     used = {m.group("named") or m.group("braced") for m in template.pattern.finditer(template_text)} - {None}
     defaults = spec.get("defaults", {})
     budget = float(spec.get("time_budget", DEFAULT_TIME_BUDGET_S))
+    arch = spec.get("arch", compiler.DEFAULT_ARCH)
     variants, names = [], set()
     for entry in spec.get("variants") or [{"name": "defaults"}]:
         entry = dict(entry)
@@ -76,7 +77,6 @@ def load(spec_path: Path) -> tuple[dict, list[Variant]]:
         unknown = set(values) - used
         if unknown:
             raise ValueError(f"{spec_path}: variant {name!r} sets {sorted(unknown)}, which the template never uses")
-        arch = spec.get("arch", compiler.DEFAULT_ARCH)
         variants.append(Variant(spec["problem"], arch, name, values, template.substitute(values), budget))
     return spec, variants
 
@@ -147,11 +147,18 @@ def table(variants: list[Variant], compiled, results) -> list[str]:
     return header + ["| --- | --- | --- | --- |"] + [line for *_, line in sorted(rows, key=lambda r: r[:2])]
 
 
+def by_problem(variants: list[Variant]) -> dict[str, list[int]]:
+    """Each problem's variants (their indices), in the order the problems were given."""
+    groups: dict[str, list[int]] = {}
+    for i, variant in enumerate(variants):
+        groups.setdefault(variant.problem, []).append(i)
+    return groups
+
+
 def tables(variants: list[Variant], compiled, results) -> str:
     """A table a problem, in the order the problems were given."""
     out = []
-    for problem in dict.fromkeys(v.problem for v in variants):
-        mine = [i for i, v in enumerate(variants) if v.problem == problem]
+    for problem, mine in by_problem(variants).items():
         rows = table([variants[i] for i in mine], [compiled[i] for i in mine], [results[i] for i in mine])
         out.append(f"\n{problem}, fastest first:\n" + "\n".join(rows))
     return "\n".join(out)
@@ -187,9 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     compiled = compile_all(variants)
-    for problem in dict.fromkeys(v.problem for v in variants):
-        mine = [c for v, c in zip(variants, compiled, strict=True) if v.problem == problem]
-        print(f"{problem}: compiled {sum(c.ok for c in mine)} of {len(mine)} variants", flush=True)
+    for problem, mine in by_problem(variants).items():
+        print(f"{problem}: compiled {sum(compiled[i].ok for i in mine)} of {len(mine)} variants", flush=True)
     if args.compile_only:
         for variant, comp in zip(variants, compiled, strict=True):
             regs = ",".join(f"{k.name}: {k.registers} regs, {k.local_bytes} B local" for k in comp.kernels)
