@@ -77,6 +77,7 @@ TOLERANCE_PCT = 1.0  # the issue's "within 1%"
 CONTROL_JOBS = 4  # jobs of the hidden check's control, each after 5 s of its disturbing child's imports
 QUIET = ["--without-gossip", "--without-mingle", "--without-heartbeat"]  # no broadcasts between the workers
 SCALING_EFFICIENCY = 0.9  # the issue's "at least 0.9 x linear"
+BURST_PER_MINUTE_PER_GPU = 90  # issue 30: sgemm example submissions a minute on one GPU, in the default burst
 STARTED = time.monotonic()
 JOB_STAGES = ("load", "checks", "timed_rounds", "telemetry")  # kernels/runner.py's stage_ms
 
@@ -891,7 +892,9 @@ def checks(report: dict, args) -> dict[str, bool]:
                 interference["diff_pct"] is not None and interference["diff_pct"] < TOLERANCE_PCT
             )
         if burst and burst["per_minute_per_gpu"] is not None:
-            found["burst: at least 60 submissions a minute per GPU"] = burst["per_minute_per_gpu"] >= 60
+            found[f"burst: at least {BURST_PER_MINUTE_PER_GPU} submissions a minute per GPU"] = (
+                burst["per_minute_per_gpu"] >= BURST_PER_MINUTE_PER_GPU
+            )
         if alone:
             found["alone: submit-to-result p50 under 3 s"] = alone["submit_to_result_s"]["p50"] < 3.0
     return found

@@ -2,6 +2,8 @@
 value no placeholder uses refused (a typo would judge the defaults twice), duplicate names refused; variants
 chosen by name, several sweep files in one run, the deadline's rows."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from kernels.tools import sweep
@@ -116,3 +118,12 @@ extern "C" __global__ void vector_add(const float* A, const float* B, float* C, 
 """
 VECTOR_ADD = '[defaults]\nTAIL = ";"\n[[variants]]\nname = "fine"\n[[variants]]\nname = "slow"\n'
 BROKEN = '[defaults]\nTAIL = ";"\n[[variants]]\nname = "broken"\nTAIL = "+ undefined_name;"\n'
+
+
+def test_variants_rank_by_their_share_of_the_roofline_not_of_a_noisy_baseline():
+    def result(*shapes):
+        return SimpleNamespace(benchmarks=[SimpleNamespace(pct_of_roofline=r, pct_of_baseline=b) for r, b in shapes])
+
+    # gemv on the H200 (2026-12-05): the slower variant read the higher % of its baseline
+    slower, faster = result((75.4, 454.4), (73.5, 406.0)), result((80.9, 230.4), (80.0, 164.1))
+    assert sweep.score(faster) > sweep.score(slower)
