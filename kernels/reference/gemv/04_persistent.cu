@@ -1,22 +1,25 @@
 // Step 04 - persistent blocks: two blocks of 8 warps per SM loop over the 16-row tiles, 4 chunks in flight per warp
 // Change versus 03: (1) the grid is min(tiles, 2 x SMs) blocks (264 on the H200) instead of one block per 16-row
-// tile (512 at N = 8192), and each block walks the tiles tile = blockIdx.x, + gridDim.x, ... (the same count for
-// every block but the last few, block-uniform, so the barriers stay legal). (2) Each warp has 4 chunks of 32 k in
-// flight before its mma's instead of 2: 4 x 2 x 16 bytes of W per lane, 128 KB of W in flight per SM at 2 blocks of
-// 256 threads, the same as step 03's 4 blocks x 2 chunks; __launch_bounds__(256, 2) lets it take the registers
-// (76, no spills). Everything else is step 03's: the fragments straight from global memory, the warps of a block
-// splitting K and adding their partial sums through shared memory, the L2::256B hint on W, the gather path (still
-// 2 chunks in flight, so that its scalar loads do not set the register count) for unaligned W / x or K % 8 != 0.
+// tile (512 at N = 8192), and each block walks the tiles tile = blockIdx.x, + gridDim.x, ... (block-uniform, so the
+// barriers stay legal; at N = 8192 a block does one or two tiles). (2) Each warp has 4 chunks of 32 k in flight
+// before its mma's instead of 2: 4 x 2 x 16 bytes of W per lane, 128 KB of W in flight per SM at 2 blocks of 256
+// threads, as much as step 03's 4 blocks x 2 chunks; __launch_bounds__(256, 2) lets it take the registers (77, no
+// spills). Everything else is step 03's: the fragments straight from global memory, the warps of a block splitting
+// K and adding their partial sums through shared memory, the L2::256B hint on W, the gather path (still 2 chunks in
+// flight, so that its scalar loads do not set the register count) for unaligned W / x or K % 8 != 0.
 // Why it can pay: step 03's 512 blocks are all resident at once (4 per SM on 132 SMs), but they start and end
-// together: every block's first loads wait on DRAM at the same time, and an SM's last block ends alone. A persistent block issues its next tile's
-// loads as soon as its previous tile's sums are stored, so an SM's load queue stays full across tile boundaries;
-// the deeper per-warp pipeline makes up for the fewer warps. The sweep of this family (gemv/sweep.toml) also tried
-// 32 and 64 rows per block, 4 and 16 warps, whole rows per warp and no prefetch hint; none came closer.
-// Measured on the H200 through the judge (2026-12-05, kernels/BENCHMARKS.md, issue 30's sweep, variant
-//  persist_w8_u4, the same machine code as this file): 8192 x 8192 x 1 / x 8: 0.0395 / 0.0400 ms, 80.9% / 80.0% of
-//  the copy roofline (1 s of timed rounds), and 0.0393 / 0.0399 ms, 81.3% / 80.3% (6 s); step 03 in the same runs
-//  80.0 / 78.9% and 79.8 / 79.2%. The judge flags every one of these medians noisy (relative standard error of the
-//  median 3.5-8.7%): the gain over step 03 is about 1 point and the margin over the 80% mark is 0-1.3 points.
+// together: every block's first loads wait on DRAM at the same time, and an SM's last block ends alone. A persistent
+// block issues its next tile's loads as soon as its previous tile's sums are stored, so an SM's load queue stays
+// full across tile boundaries; the deeper per-warp pipeline makes up for the fewer warps. The sweep of this family
+// (gemv/sweep.toml) also tried 32 and 64 rows per block, 4 and 16 warps, whole rows per warp, 4 or 8 chunks without
+// the persistent grid and no prefetch hint; none was faster.
+// Measured on the H200 through the judge as the sweep's variant persist_w8_u4 (2026-12-05, kernels/BENCHMARKS.md,
+//  issue 30), not yet as this file: 8192 x 8192 x 1 / x 8: 0.0395 / 0.0400 ms, 80.9% / 80.0% of the copy roofline
+//  (1 s of timed rounds), and 0.0393 / 0.0399 ms, 81.3% / 80.3% (6 s); step 03 in the same runs 80.0 / 78.9% and
+//  79.8 / 79.2%. The judge flags every one of these medians noisy (relative standard error of the median
+//  3.5-8.7%): the gain over step 03 is about 1 point and the margin over the 80% mark 0-1.3 points. This file is
+//  not the variant's machine code: the same 60 global loads, 12 mma's, 4 barriers and 18 shared accesses in
+//  another register allocation and order (624 against 632 instructions).
 #include <cuda_bf16.h>
 
 __device__ __forceinline__ uint4 load_once(const void* p) {
