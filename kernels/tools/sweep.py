@@ -16,10 +16,13 @@ its code and its plan), the placeholders' defaults and the variants, each a name
     [[variants]]
     name = "rows4"
     ROWS_PER_WARP = 4
+    [[variants]]
+    name = "rung_file"
+    file = "03_tensor_cores.cu"  # a whole .cu file beside the sweep file, judged as it is (no placeholders)
 
-Every variant is substituted (string.Template: `$$` writes a dollar), compiled on the CPU in parallel, then judged
-one after another on one warm GPU worker exactly as a submission is (every check, interleaved timing against
-the baseline). Several sweep files share that worker, so its start (the ceilings, each problem's baseline
+Every template variant is substituted (string.Template: `$$` writes a dollar); all are compiled on the CPU in
+parallel, then judged one after another on one warm GPU worker exactly as a submission is (every check, interleaved
+timing against the baseline). Several sweep files share that worker, so its start (the ceilings, each problem's baseline
 choice) is paid once; `SPEC:a,b` judges only the variants a and b of SPEC, in the file's order. Each problem's
 table lists the accepted variants fastest first (by the median over benchmark shapes of % of roofline), then the
 others with their verdicts. `--deadline S` starts no variant once S seconds have passed, so that a device call's
@@ -73,6 +76,12 @@ def load(spec_path: Path) -> tuple[dict, list[Variant]]:
         if name in names:
             raise ValueError(f"{spec_path}: two variants are named {name!r}")
         names.add(name)
+        if "file" in entry:  # the rung as its file, so that the run shows whether the template's copy is as fast
+            if set(entry) != {"file"}:
+                raise ValueError(f"{spec_path}: variant {name!r} names a file, so it sets no placeholders")
+            source = (spec_path.parent / entry["file"]).read_text()
+            variants.append(Variant(spec["problem"], arch, name, {"file": entry["file"]}, source, budget))
+            continue
         values = {**defaults, **entry}
         unknown = set(values) - used
         if unknown:

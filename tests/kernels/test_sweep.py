@@ -127,3 +127,15 @@ def test_variants_rank_by_their_share_of_the_roofline_not_of_a_noisy_baseline():
     # gemv on the H200 (2026-12-05): the slower variant read the higher % of its baseline
     slower, faster = result((75.4, 454.4), (73.5, 406.0)), result((80.9, 230.4), (80.0, 164.1))
     assert sweep.score(faster) > sweep.score(slower)
+
+
+def test_a_variant_may_be_a_whole_file_judged_as_it_is(tmp_path):
+    (tmp_path / "rung.cu").write_text("// the rung itself: ${NOT_A_PLACEHOLDER} stays as written\n")
+    path = write(tmp_path, '[defaults]\nROWS = 4\nTHREADS = 256\n[[variants]]\nname = "rung"\nfile = "rung.cu"\n')
+    (variant,) = sweep.select(str(path))
+    assert variant.source == "// the rung itself: ${NOT_A_PLACEHOLDER} stays as written\n"
+    path = write(
+        tmp_path, '[defaults]\nROWS = 4\nTHREADS = 256\n[[variants]]\nname = "r"\nfile = "rung.cu"\nROWS = 8\n'
+    )
+    with pytest.raises(ValueError, match="sets no placeholders"):
+        sweep.load(path)
