@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import shutil
 import subprocess
@@ -83,7 +84,8 @@ class GpuJudge:
         self.device_lock = devicelock.new_lock_file() if self.warm_ahead and setups_beside_jobs else None
         self.worker = sandbox.Worker(
             setup=warm_up if warm else None,
-            preload=(job,) if warm else (),
+            preload=(job,),
+            access=gpu_access((job, warm_up), self.device_lock),
             setup_payload=self._setup_payload,
             spares=spares if self.warm_ahead else 0,
             setup_alone=self._measures,
@@ -181,6 +183,15 @@ class GpuJudge:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def gpu_access(code: tuple[str, ...], device_lock: str | None) -> sandbox.Access:
+    """What a GPU child may open (kernels/confine.py): its code, CUDA's driver files and device nodes, CuPy's kernel
+    cache (shared by the worker's children: they compile the same library kernels), the worker's lock files."""
+    locks = (device_lock, devicelock.gate_path(device_lock)) if device_lock else ()
+    cache = sandbox.child_cupy_cache_dir()
+    os.makedirs(cache, exist_ok=True)
+    return sandbox.Access.for_code(code).for_gpu().plus(write=(*locks, cache))
 
 
 def _from_outcome(outcome: sandbox.Outcome, problem: str, seed: int, timeout_s: float) -> JudgeResult:

@@ -33,11 +33,15 @@ while it waits): `GpuJudge`'s `spares`, the `GPU_WARM_SPARES` setting, README's 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import fcntl
 import importlib
+import json
 import multiprocessing
 import os
-import resource
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -47,7 +51,13 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from enum import Enum
+from multiprocessing.connection import Connection
 from typing import Any
+
+from kernels import confine
+from kernels.confine import Access, Confinement, Limits, SandboxUnavailable
+
+__all__ = ["Access", "Confinement", "Limits", "Outcome", "SandboxUnavailable", "Status", "Worker", "run_once"]
 
 # What the child may print per job before writes start failing (the excess is dropped, not stored). A
 # safety net only: the GPU job stops a printf flood at 64 KB (checks.PRINTED_OUTPUT_LIMIT_BYTES).
@@ -84,26 +94,34 @@ class Outcome:
         return f"exit code {self.exit_code}"
 
 
-@dataclass(frozen=True)
-class Limits:
-    address_space_bytes: int | None = None  # RLIMIT_AS; leave None for CUDA, which maps huge ranges
-    output_bytes: int = OUTPUT_LIMIT_BYTES
-
-
 class _Child:
-    """One spawned process, its pipe and its log file, and where it is in its start: importing, imported
-    (it said so), released into its setup (`setting_up`), set up (`ready`)."""
+    """One child process, its pipe, its log and its scratch folder, and where it is in its start: importing,
+    imported (it said so), released into its setup (`setting_up`), set up (`ready`).
 
-    def __init__(self, setup: str | None, preload: tuple[str, ...], limits: Limits):
-        ctx = multiprocessing.get_context("spawn")
-        fd, self.log_path = tempfile.mkstemp(prefix="kernels-worker-", suffix=".log")
-        os.close(fd)
-        self.conn, child_conn = ctx.Pipe()
-        self.process = ctx.Process(
-            target=_child_main, args=(child_conn, self.log_path, setup, preload, limits), daemon=True
+    The child is a fresh interpreter started with an environment built from nothing (kernels/confine.py): no
+    variable of the worker's reaches it unless `confine.CHILD_ENVIRONMENT` names it. Its output goes to a log
+    file the parent opened and keeps open (the parent reads it through that descriptor, never by path, so a
+    child that could write a link where the log was would not redirect the read); its HOME and TMPDIR are a
+    private scratch folder, removed with it."""
+
+    def __init__(self, setup: str | None, preload: tuple[str, ...], confinement: Confinement):
+        self.scratch = tempfile.mkdtemp(prefix="kernels-child-")
+        self.log_fd, self.log_path = tempfile.mkstemp(prefix="kernels-worker-", suffix=".log")
+        # Appending: the child's writes follow each job's truncation (`_rewind_output`), leaving no hole before them.
+        fcntl.fcntl(self.log_fd, fcntl.F_SETFL, fcntl.fcntl(self.log_fd, fcntl.F_GETFL) | os.O_APPEND)
+        confinement = dataclasses.replace(confinement, access=confinement.access.plus(write=(self.scratch,)))
+        self.conn, child_conn = multiprocessing.Pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, json.dumps([p for p in sys.path if p]), str(child_conn.fileno())],
+            env=_child_environment(self.scratch),
+            cwd=self.scratch,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log_fd,
+            stderr=self.log_fd,
+            pass_fds=(child_conn.fileno(),),
         )
-        self.process.start()
         child_conn.close()
+        self.conn.send((setup, preload, confinement))
         self.imported = False  # its first phase is done: releasing it starts its setup at once
         self.released = False
         self.setting_up = False  # released into its setup, whose answer is not read yet
@@ -111,9 +129,25 @@ class _Child:
         self.ready = False  # its setup answered OK
         self.early: tuple | None = None  # an answer other than "imported" read by poll_imported (a failure)
 
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.process.returncode
+
+    def join(self, timeout: float) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout)
+
     def poll_imported(self) -> bool:
         """Read the child's "imported" notice if it has come (never blocks)."""
-        if not self.imported and not self.released and self.process.is_alive():
+        if not self.imported and not self.released and self.alive:
             with contextlib.suppress(EOFError, OSError):
                 if self.conn.poll(0):
                     message = self.conn.recv()
@@ -129,15 +163,35 @@ class _Child:
             self.conn.send(("setup", payload))
 
     def kill(self) -> None:
-        if self.process.is_alive():
+        if self.alive:
             self.process.kill()
 
     def end(self) -> None:
         self.kill()
-        self.process.join(timeout=10)
+        self.join(timeout=10)
         self.conn.close()
-        if os.path.exists(self.log_path):
+        with contextlib.suppress(OSError):
+            os.close(self.log_fd)
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.log_path)
+        shutil.rmtree(self.scratch, ignore_errors=True)  # never follows the links a child may have left there
+
+
+# The child's first words, run by `python -I` (no PYTHON* variable, no user site, no current folder on the path):
+# the parent's import path, then the child's main over the pipe the parent passed.
+_BOOT = "import json, sys; sys.path[:] = json.loads(sys.argv[1]); import kernels.sandbox as s; s.child_entry()"
+
+
+def _child_environment(scratch: str) -> dict[str, str]:
+    """Only the variables named in confine.CHILD_ENVIRONMENT, and the scratch folder as home and temp."""
+    env = {name: os.environ[name] for name in confine.child_variables() if name in os.environ}
+    env["CUPY_CACHE_DIR"] = child_cupy_cache_dir()
+    return {**env, "PATH": confine.SAFE_PATH, "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8"}
+
+
+def child_cupy_cache_dir() -> str:
+    """Where children keep CuPy's compiled library kernels: the worker's own cache (HOME is the child's scratch)."""
+    return os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
 
 
 class Worker:
@@ -164,7 +218,8 @@ class Worker:
     def __init__(
         self,
         setup: str | None = None,
-        limits: Limits = Limits(),
+        limits: Limits | None = None,
+        access: Access | None = None,
         startup_timeout_s: float = 300.0,
         preload: tuple[str, ...] = (),
         setup_payload: Callable[[], Any] | None = None,
@@ -175,7 +230,11 @@ class Worker:
     ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
         self.preload = preload  # "module:function" names imported in the child's first phase (e.g. the job's)
-        self.limits = limits
+        # What the OS holds each child to (kernels/confine.py): by default the interpreter, the libraries and the
+        # packages of `setup` and `preload`, so every job function must be among those (`call` checks).
+        code = (*preload, *([setup] if setup else []))
+        self.confinement = Confinement(access or Access.for_code(code), limits or Limits())
+        confine.make_undumpable()
         self.startup_timeout_s = startup_timeout_s
         self.setup_payload = setup_payload or (lambda: None)
         self.setup_alone = setup_alone or (lambda: False)
@@ -197,11 +256,11 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self._child is not None and self._child.process.is_alive()
+        return self._child is not None and self._child.alive
 
     @property
     def pid(self) -> int | None:
-        return self._child.process.pid if self._child is not None else None
+        return self._child.pid if self._child is not None else None
 
     @property
     def ready_spares(self) -> int:
@@ -278,7 +337,7 @@ class Worker:
                 child.end()
 
         self._reapers = [t for t in self._reapers if t.is_alive()]
-        reaper = threading.Thread(target=reap, name=f"reap-{child.process.pid}", daemon=True)
+        reaper = threading.Thread(target=reap, name=f"reap-{child.pid}", daemon=True)
         reaper.start()
         self._reapers.append(reaper)
 
@@ -320,13 +379,14 @@ class Worker:
                 self._release(spare)
 
     def _drop_dead_spares(self) -> None:
-        for spare in [s for s in self._spares if not s.process.is_alive()]:
+        for spare in [s for s in self._spares if not s.alive]:
             self._spares.remove(spare)
             self._end(spare)
             self.spare_failures += 1
 
     def _new_child(self) -> _Child:
-        return _Child(self.setup, self.preload, self.limits)
+        found = confine.require()  # SandboxUnavailable: no child starts unconfined unless the operator opted out
+        return _Child(self.setup, self.preload, dataclasses.replace(self.confinement, enforce=found.confined))
 
     def _await_setup(self, child: _Child) -> Outcome:
         child.setting_up = False
@@ -356,7 +416,8 @@ class Worker:
         a measuring one must (the others share the device lock with the job's timed rounds). `overlap` is work
         of the parent's (GpuJudge: `spawn_spares`) done where it delays nothing: before waiting for those
         setups when there is one to wait for, else once the job is sent."""
-        if self._child is None or not (self._child.setting_up or self._child.process.is_alive()):
+        self._check_readable(func)
+        if self._child is None or not (self._child.setting_up or self._child.alive):
             self.spawn()
         awaited = [s for s in self._spares if s.setting_up and (s.measuring or not self.setups_beside_jobs)]
         if overlap is not None and (self._child.setting_up or awaited):
@@ -380,6 +441,11 @@ class Worker:
             self._end(self._child)
             self._child = None
         return outcome
+
+    def _check_readable(self, func: str) -> None:
+        package = confine.package_dir(func.partition(":")[0].split(".")[0])
+        if package not in self.confinement.access.read:
+            raise ValueError(f"{func}: its package is not readable in the sandbox; name it in `preload` or `access`")
 
     def close(self) -> None:
         """End the current child and every spare."""
@@ -425,35 +491,36 @@ class Worker:
             if message[0] == "imported":  # the notice of its first phase, unread until now
                 child.imported, message = True, None
         wall_ms = (time.perf_counter() - begin) * 1e3
-        output, output_bytes = _read_output(child.log_path)
+        output, output_bytes = _read_output(child.log_fd)
         if message is not None:
             kind, body = message
             if kind == "ok":
                 return Outcome(Status.OK, value=body, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms)
             return Outcome(Status.ERROR, error=body, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms)
         status = Status.CRASHED
-        if not ready and child.process.is_alive():
-            child.process.kill()
+        if not ready and child.alive:
+            child.kill()
             status = Status.TIMED_OUT
-        child.process.join(timeout=10)
+        child.join(timeout=10)
         return Outcome(
-            status, exit_code=child.process.exitcode, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms
+            status, exit_code=child.exit_code, output=output, output_bytes=output_bytes, wall_time_ms=wall_ms
         )
 
 
-def _read_output(log_path: str) -> tuple[str, int]:
+def _read_output(log_fd: int) -> tuple[str, int]:
     try:
-        with open(log_path, "rb") as log:
-            head = log.read(OUTPUT_RETURNED_BYTES)
-            size = os.fstat(log.fileno()).st_size
+        head = os.pread(log_fd, OUTPUT_RETURNED_BYTES, 0)
+        size = os.fstat(log_fd).st_size
     except OSError:
         return "", 0
     return head.decode("utf-8", errors="replace"), size
 
 
-def run_once(func: str, payload: Any = None, timeout_s: float = 60.0, limits: Limits = Limits()) -> Outcome:
+def run_once(
+    func: str, payload: Any = None, timeout_s: float = 60.0, limits: Limits | None = None, access: Access | None = None
+) -> Outcome:
     """Run one job in a fresh child and end it."""
-    with Worker(limits=limits) as worker:
+    with Worker(limits=limits, access=access, preload=(func,)) as worker:
         return worker.call(func, payload, timeout_s)
 
 
@@ -462,15 +529,24 @@ def resolve(name: str):
     return getattr(importlib.import_module(module_name), attr)
 
 
-def _child_main(conn, log_path: str, setup: str | None, preload: tuple[str, ...], limits: Limits) -> None:
-    _redirect_output(log_path, limits.output_bytes)
-    if limits.address_space_bytes:
-        resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
+def child_entry() -> None:
+    """The child's main (see _BOOT): its start message, then `_child_main` with its output on the parent's log."""
+    conn = Connection(int(sys.argv[2]))
+    setup, preload, confinement = conn.recv()
+    # The child's streams for the rest of its life (fds 1 and 2 are the log): nothing to close them at the end.
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
+    _child_main(conn, setup, preload, confinement)
+
+
+def _child_main(conn: Connection, setup: str | None, preload: tuple[str, ...], confinement: Confinement) -> None:
     try:
-        # First phase: imports only, which may run beside another child's timed job.
+        # First phase: imports only, which may run beside another child's timed job; then the OS confinement,
+        # before the first payload (and so before anything a reader wrote) arrives.
         for name in preload:
             resolve(name)
         setup_function = resolve(setup) if setup else None
+        confine.apply(confinement)
         conn.send(("imported", None))
         # Second phase, once the parent says so: whatever touches the device.
         _kind, setup_payload = conn.recv()
@@ -497,20 +573,6 @@ def _child_main(conn, log_path: str, setup: str | None, preload: tuple[str, ...]
         conn.send(message)
         if getattr(result, "poisons_worker", False):
             return
-
-
-def _redirect_output(log_path: str, limit_bytes: int) -> None:
-    """Send fds 1 and 2 (Python's and the CUDA driver's printf) to the log, capped in size."""
-    # A write past RLIMIT_FSIZE then fails with EFBIG instead of killing the child with SIGXFSZ.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    os.close(log_fd)
-    # The child's streams for the rest of its life: nothing to close them at the end of a block.
-    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="replace")  # noqa: SIM115
 
 
 def _rewind_output() -> None:

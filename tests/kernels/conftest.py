@@ -56,3 +56,14 @@ def gpu_judge():
 
 def read(path: Path) -> str:
     return path.read_text()
+
+
+# The CPU stand-ins (tests/kernels/standins.py) read their settings from STANDIN_* variables and write their logs
+# under the test's tmp_path: the sandbox passes a child nothing it was not told to (kernels/confine.py).
+STANDIN_VARIABLES = "STANDIN_IDENTITY_FILE,STANDIN_MEASURE_LOG,STANDIN_EVENT_LOG,STANDIN_SETUP_S"
+
+
+@pytest.fixture(autouse=True)
+def standins_reach_their_children(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELS_CHILD_VARIABLES", STANDIN_VARIABLES)
+    monkeypatch.setenv("KERNELS_CHILD_PATHS", str(tmp_path))

@@ -10,6 +10,7 @@ from kernels import sandbox
 from kernels.sandbox import Status, Worker
 
 S = "tests.kernels.standins:"
+STANDINS = (S + "echo",)  # the stand-ins' package, readable in the children (kernels/confine.py)
 
 
 def test_result_and_printed_output_come_back():
@@ -48,7 +49,7 @@ def test_exception_is_an_error_not_a_crash():
 
 
 def test_worker_stays_warm_between_jobs_and_is_replaced_after_a_fault():
-    with sandbox.Worker() as worker:
+    with sandbox.Worker(preload=STANDINS) as worker:
         first = worker.call(S + "pid", timeout_s=30).value
         assert worker.call(S + "pid", timeout_s=30).value == first
         assert worker.call(S + "sleep_forever", timeout_s=0.5).status is Status.TIMED_OUT
@@ -61,14 +62,14 @@ def test_worker_stays_warm_between_jobs_and_is_replaced_after_a_fault():
 
 
 def test_a_poisoned_result_retires_the_child():
-    with sandbox.Worker() as worker:
+    with sandbox.Worker(preload=STANDINS) as worker:
         first = worker.call(S + "pid", timeout_s=30).value
         assert worker.call(S + "poisoned", timeout_s=30).status is Status.OK
         assert worker.call(S + "pid", timeout_s=30).value != first
 
 
 def test_each_job_starts_with_empty_output():
-    with sandbox.Worker() as worker:
+    with sandbox.Worker(preload=STANDINS) as worker:
         worker.call(S + "echo", "one", timeout_s=30)
         assert worker.call(S + "echo", "two", timeout_s=30).output == "echo two\n"
 
@@ -96,7 +97,7 @@ def test_a_spawned_child_sets_up_while_the_caller_works():
 
 def test_overlapped_work_runs_beside_the_job_when_its_child_is_ready():
     # GpuJudge starts missing spares there (a few ms each): the job must already be running, not waiting for it.
-    with sandbox.Worker() as worker:
+    with sandbox.Worker(preload=STANDINS) as worker:
         assert worker.call(S + "pid", timeout_s=30).status is Status.OK  # the child is up
         calls = []
 
@@ -143,7 +144,7 @@ def test_an_ended_child_is_reaped_beside_the_next_job_while_its_teardown_hold_is
         yield
         hold["gone_at_release"] = not os.path.exists(f"/proc/{hold['pid']}")
 
-    with Worker(teardown_hold=teardown_hold) as worker:
+    with Worker(preload=STANDINS, teardown_hold=teardown_hold) as worker:
         for _ in range(3):
             assert worker.call(S + "pid").value == worker.pid
             ended.append(worker.pid)

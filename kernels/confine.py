@@ -1,0 +1,386 @@
+"""What the operating system enforces around a child that touches reader input (kernels/sandbox.py starts it).
+
+A screen of the source is a courtesy; this is the boundary. A child is confined in its own process, before it
+receives anything a reader wrote, by mechanisms of the Linux kernel that no later code of the child can undo:
+
+- **An environment built from nothing**: the parent starts the child with only the variables named in
+  `CHILD_ENVIRONMENT` (CUDA's device selection, the include folders, ...) and a private scratch folder as HOME
+  and TMPDIR; no secret of the worker is in it, so /proc/self/environ holds none.
+- **Landlock** (Linux 5.13+): the file system, for every access right the kernel knows, is reduced to what
+  `Access` lists: read-only the interpreter, its libraries and the judge's own code (never the project root,
+  where a `.env` may lie), the CUDA headers, the child's own /proc entry; read-write its scratch folder (and, for
+  GPU children, the device nodes and the worker's lock files). /proc of any other process, the worker's
+  included, does not open.
+- **seccomp** (a libseccomp filter): no sockets other than a Unix socketpair's already open (no network), no
+  new processes (`clone` without CLONE_THREAD, `fork`, `execve`: a fork bomb gets EPERM), none of the calls that
+  reach other processes or the kernel's wider state (ptrace, process_vm_*, mount, unshare, bpf, keyctl,
+  io_uring, perf_event_open, userfaultfd).
+- **Capabilities dropped** (when the worker runs as root): the child cannot raise its limits back, bypass file
+  permissions or trace another process.
+- **rlimits**: address space (where the child allows it: CUDA maps huge ranges), CPU seconds, file size (its
+  output), open files, and no core dumps.
+- **No new privileges, not dumpable**: the child cannot gain privileges by exec, and neither it nor the worker
+  (`make_undumpable`, called by the parent) can be read through /proc/<pid>/mem or /proc/<pid>/environ by a
+  process of the same user.
+
+`support()` says which mechanisms this node's kernel offers. Where one is missing the worker refuses untrusted
+jobs (`SandboxUnavailable`) unless the operator opts out with KERNELS_SANDBOX_OPT_OUT=1: then children run with
+what the node has, every start logs a CRITICAL line, and the staff judge page says so. README's operator section
+("Untrusted code") has the operator's side and what a confined job costs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import logging
+import os
+import re
+import resource
+import signal
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+OPT_OUT_VARIABLE = "KERNELS_SANDBOX_OPT_OUT"
+# An operator's (or a test's) additions, named explicitly: more variables for the children (comma-separated names;
+# a name that looks like a secret's is refused) and more paths they may read and write (os.pathsep-separated).
+EXTRA_VARIABLES_VARIABLE = "KERNELS_CHILD_VARIABLES"
+EXTRA_PATHS_VARIABLE = "KERNELS_CHILD_PATHS"
+_SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|KEY|DSN|_URL$|CREDENTIAL|AUTH", re.IGNORECASE)
+
+# The only variables a child inherits from its worker (when set there): none is a secret. HOME and TMPDIR are the
+# child's scratch folder; PATH is fixed.
+CHILD_ENVIRONMENT = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "CUDA_MODULE_LOADING",
+    "CUPY_CACHE_DIR",
+    "KERNELS_CUDA_INCLUDE",
+    "LD_LIBRARY_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    # A program that uses NVLink multicast can take a shared host's GPUs out of service: keep it off in children too.
+    "NCCL_NVLS_ENABLE",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+)
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+# System folders every child reads (shared libraries, the loader's cache): no secret lies there on a worker node.
+_SYSTEM_READ = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
+# Device files any process may open; the GPU's own are added by `Access.for_gpu`.
+_COMMON_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+# What CUDA reads to find and describe the GPU: topology in /sys, the driver's parameters, CPU and memory facts.
+_GPU_READ = ("/sys", "/proc/driver/nvidia", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys/vm")
+_GPU_DEVICE_GLOBS = ("nvidia*", "nvidia-caps", "nvidia-uvm*")
+
+# The system calls a child never needs; each returns EPERM (a clear error in the child, never a kill that reads
+# like a crash of ours). Deny-listed rather than allow-listed: CUDA's driver and CPython use a wide and
+# version-dependent set of calls, and these are the ones that cross the child's own boundary.
+_DENIED_CALLS = (
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "socket",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    "sendto",
+    "sendmmsg",
+)
+_CLONE_THREAD = 0x00010000
+_AF_UNIX = 1
+
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_CAP_LAST = 63  # capability numbers above what the kernel knows are refused with EINVAL: harmless
+
+
+class SandboxUnavailable(RuntimeError):
+    """This node cannot confine a child and the operator has not opted out: no untrusted job runs here."""
+
+
+@dataclass(frozen=True)
+class Support:
+    landlock_abi: int  # 0: the kernel has no Landlock
+    seccomp: bool
+    opted_out: bool
+
+    @property
+    def missing(self) -> list[str]:
+        return [name for name, ok in (("Landlock", self.landlock_abi > 0), ("seccomp", self.seccomp)) if not ok]
+
+    @property
+    def confined(self) -> bool:
+        return not self.missing
+
+    def summary(self) -> str:
+        if self.confined:
+            return f"confined: Landlock ABI {self.landlock_abi}, seccomp, empty environment, rlimits"
+        state = "RUNNING UNCONFINED (operator opt-out)" if self.opted_out else "refusing untrusted jobs"
+        return f"{state}: this kernel lacks {', '.join(self.missing)}"
+
+
+@cache
+def support() -> Support:
+    return Support(landlock_abi=_landlock_abi(), seccomp=_seccomp_available(), opted_out=opted_out())
+
+
+def opted_out() -> bool:
+    return os.environ.get(OPT_OUT_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+
+
+def require() -> Support:
+    """The node's support, or SandboxUnavailable where a mechanism is missing and nobody opted out."""
+    found = support()
+    if not found.confined:
+        if not found.opted_out:
+            raise SandboxUnavailable(
+                f"untrusted jobs refused: this node's kernel lacks {', '.join(found.missing)} "
+                f"(set {OPT_OUT_VARIABLE}=1 to run them unconfined, at your own risk)"
+            )
+        log.critical("sandbox: %s", found.summary())
+    return found
+
+
+def _landlock_abi() -> int:
+    try:
+        from landlock import landlock_abi_version
+
+        return max(0, int(landlock_abi_version()))
+    except Exception:  # noqa: BLE001 (no binding, no syscall, disabled at boot: all mean "none")
+        return 0
+
+
+def _seccomp_available() -> bool:
+    try:
+        import pyseccomp  # noqa: F401  (libseccomp must load)
+    except (ImportError, OSError, RuntimeError):
+        return False
+    try:
+        with open("/proc/self/status") as status:
+            return any(line.startswith("Seccomp:") for line in status)
+    except OSError:
+        return False
+
+
+def child_variables() -> tuple[str, ...]:
+    """The names of the variables a child inherits: CHILD_ENVIRONMENT and the operator's KERNELS_CHILD_VARIABLES."""
+    extra = tuple(n.strip() for n in os.environ.get(EXTRA_VARIABLES_VARIABLE, "").split(",") if n.strip())
+    secret = [name for name in extra if _SECRET_NAME.search(name)]
+    if secret:
+        raise ValueError(f"{EXTRA_VARIABLES_VARIABLE} names what looks like a secret: {', '.join(secret)}")
+    return CHILD_ENVIRONMENT + extra
+
+
+def extra_paths() -> tuple[str, ...]:
+    return tuple(p for p in os.environ.get(EXTRA_PATHS_VARIABLE, "").split(os.pathsep) if p)
+
+
+def make_undumpable() -> None:
+    """Close this process (the worker) to /proc/<pid>/mem, /environ and ptrace from processes of its own user."""
+    _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a child may open: `read` (files and folders beneath, read and execute), `write` (read-write, create
+    and remove beneath: the scratch folder) and `devices` (read-write and ioctl: the GPU's nodes)."""
+
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+
+    @classmethod
+    def for_code(cls, modules: tuple[str, ...] = ()) -> Access:
+        """The interpreter, its libraries, the system's, and the packages of `modules` ("pkg.mod:function" or
+        "pkg.mod") and of the judge itself: every sys.path entry except folders that hold those packages (the
+        project root, which may hold a .env), where only the package's own folder is opened."""
+        packages = {package_dir(name.partition(":")[0].split(".")[0]) for name in ("kernels", *modules)}
+        package_parents = {str(Path(p).parent) for p in packages}
+        entries = [p for p in sys.path if p and os.path.isdir(p) and os.path.abspath(p) not in package_parents]
+        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+        prefixes = {p for p in prefixes if p not in package_parents}
+        library_path = os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+        interpreter = os.path.dirname(sys.executable)
+        return cls(
+            read=_existing(*_SYSTEM_READ, *prefixes, *entries, *packages, *library_path, interpreter),
+            write=_existing(*extra_paths()),
+            devices=_existing(*_COMMON_DEVICES),
+        )
+
+    def plus(self, read: tuple[str, ...] = (), write: tuple[str, ...] = (), devices: tuple[str, ...] = ()) -> Access:
+        return Access(
+            read=self.read + _existing(*read),
+            write=self.write + _existing(*write),
+            devices=self.devices + _existing(*devices),
+        )
+
+    def for_gpu(self) -> Access:
+        """Plus what CUDA's driver opens: /dev/nvidia*, the GPU's description in /sys and /proc/driver."""
+        nodes = [str(p) for pattern in _GPU_DEVICE_GLOBS for p in sorted(Path("/dev").glob(pattern))]
+        cuda = (os.environ.get("CUDA_PATH", ""), os.environ.get("CUDA_HOME", ""))
+        cuda += ("/usr/local/cuda", "/usr/local/nvidia")
+        return self.plus(read=(*_GPU_READ, *cuda), devices=tuple(nodes))
+
+
+def package_dir(package: str) -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"{package!r} is not a package this worker can find")
+    return os.path.abspath(next(iter(spec.submodule_search_locations)))
+
+
+def _existing(*paths: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(os.path.abspath(p) for p in paths if p and os.path.exists(p)))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """rlimits of a child. `address_space_bytes` None leaves RLIMIT_AS alone (CUDA maps huge ranges)."""
+
+    output_bytes: int = 16 << 20  # RLIMIT_FSIZE: what it may print to its log (kernels/sandbox.py)
+    address_space_bytes: int | None = None
+    cpu_seconds: int = 900  # a backstop: the parent kills at its wall-clock timeout first
+    open_files: int = 1024
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """Everything a child applies to itself at its start (it travels to the child pickled)."""
+
+    access: Access
+    limits: Limits = field(default_factory=Limits)
+    enforce: bool = True  # False only where the operator opted out on a node that lacks a mechanism
+
+
+def apply(confinement: Confinement) -> None:
+    """Child side: confine this process for the rest of its life. Raises if a mechanism the node has fails."""
+    _set_limits(confinement.limits)
+    libc = _libc()
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    found = support()
+    if found.landlock_abi:
+        _restrict_files(confinement.access, found.landlock_abi)
+    if found.seccomp:
+        _filter_calls()
+    _drop_capabilities()  # last: the filters above are installed with no_new_privs, which needs no capability
+    if confinement.enforce and not found.confined:
+        raise SandboxUnavailable(found.summary())
+
+
+def _set_limits(limits: Limits) -> None:
+    # A write past RLIMIT_FSIZE then fails with EFBIG instead of killing the child with SIGXFSZ.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    wanted = {
+        resource.RLIMIT_FSIZE: limits.output_bytes,
+        resource.RLIMIT_CORE: 0,  # a crash leaves no core file with the child's memory in it
+        resource.RLIMIT_CPU: limits.cpu_seconds,
+        resource.RLIMIT_NOFILE: limits.open_files,
+    }
+    if limits.address_space_bytes:
+        wanted[resource.RLIMIT_AS] = limits.address_space_bytes
+    for which, value in wanted.items():
+        resource.setrlimit(which, (value, value))
+
+
+def _restrict_files(access: Access, abi: int) -> None:
+    from landlock import FSAccess, Ruleset
+
+    handled = FSAccess.all()
+    ruleset = Ruleset(handled)
+    read = FSAccess.READ_FILE | FSAccess.READ_DIR | FSAccess.EXECUTE
+    file_rights = FSAccess.all_file()
+    for path in access.read:
+        ruleset.allow(path, rules=read if os.path.isdir(path) else read & file_rights)
+    for path in access.write:
+        ruleset.allow(path, rules=handled if os.path.isdir(path) else file_rights)
+    device_rights = FSAccess.READ_FILE | FSAccess.WRITE_FILE | (FSAccess.IOCTL_DEV if abi >= 5 else 0)
+    for path in access.devices:
+        ruleset.allow(path, rules=(device_rights | FSAccess.READ_DIR) if os.path.isdir(path) else device_rights)
+    # The child's own /proc entry (its maps, its fds, its threads), resolved now to this process's number.
+    ruleset.allow(f"/proc/{os.getpid()}", rules=FSAccess.READ_FILE | FSAccess.READ_DIR)
+    ruleset.apply()
+
+
+def _filter_calls() -> None:
+    import pyseccomp as seccomp
+
+    denied = seccomp.ERRNO(errno.EPERM)
+    calls = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in _DENIED_CALLS:
+        calls.add_rule(denied, name)
+    # A new thread is a clone with CLONE_THREAD; anything else is a new process.
+    calls.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+    # clone3's flags sit behind a pointer a filter cannot read: ENOSYS makes glibc fall back to clone, checked above.
+    calls.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    calls.load()
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding set and the effective, permitted and inheritable sets (a no-op for an unprivileged
+    worker, whose sets are empty already)."""
+    libc = _libc()
+    for capability in range(_CAP_LAST + 1):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # EPERM without CAP_SETPCAP, EINVAL past the last: fine
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+@cache
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return libc
