@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -20,6 +21,8 @@ from kernels import plan as plan_mod
 from kernels import problems, sandbox
 from kernels import source as source_mod
 from kernels.results import CompileResult, KernelResources, Verdict
+
+log = logging.getLogger(__name__)
 
 DEFAULT_ARCH = "sm_90"
 SUPPORTED_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
@@ -71,13 +74,24 @@ def compile_submission(
         return _failed(result, Verdict.PLAN_ERROR, str(exc))
     names = sorted({launch.kernel for launch in launches})
     payload = {"source": source, "names": names, "arch": arch}
-    outcome = sandbox.run_once(
-        "kernels.compiler:compile_job",
-        payload,
-        timeout_s,
-        sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES),
-    )
+    try:
+        outcome = sandbox.run_once(
+            "kernels.compiler:compile_job",
+            payload,
+            timeout_s,
+            sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES, cpu_seconds=int(timeout_s) * 2),
+            compile_access(),
+        )
+    except sandbox.SandboxUnavailable as exc:
+        log.critical("compile refused: %s", exc)
+        return _failed(result, Verdict.INTERNAL_ERROR, "the compile node cannot sandbox submissions; staff are told")
     return _with_outcome(result, outcome, names, timeout_s)
+
+
+def compile_access() -> sandbox.Access:
+    """What the compile child may open (kernels/confine.py): the interpreter, the judge, NVRTC's library and the
+    CUDA headers' folders; nothing else (no /proc of another process, no project root, no secret)."""
+    return sandbox.Access.for_code(("kernels.compiler",)).plus(read=tuple(include_dirs()))
 
 
 def _check_kernels_defined(source: str, launches: list[plan_mod.Launch]) -> None:

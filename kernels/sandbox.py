@@ -128,6 +128,7 @@ class _Child:
         self.measuring = False  # its setup needs the device alone (it measures the ceilings)
         self.ready = False  # its setup answered OK
         self.early: tuple | None = None  # an answer other than "imported" read by poll_imported (a failure)
+        self.confine_ms: float | None = None  # what confining itself cost the child (its "imported" notice says)
 
     @property
     def alive(self) -> bool:
@@ -153,6 +154,7 @@ class _Child:
                     message = self.conn.recv()
                     self.imported = message[0] == "imported"
                     self.early = None if self.imported else message
+                    self.confine_ms = message[1] if self.imported else None
         return self.imported
 
     def release(self, payload: Any, measuring: bool = False) -> None:
@@ -489,7 +491,7 @@ class Worker:
             except (EOFError, OSError):
                 break
             if message[0] == "imported":  # the notice of its first phase, unread until now
-                child.imported, message = True, None
+                child.imported, child.confine_ms, message = True, message[1], None
         wall_ms = (time.perf_counter() - begin) * 1e3
         output, output_bytes = _read_output(child.log_fd)
         if message is not None:
@@ -546,8 +548,9 @@ def _child_main(conn: Connection, setup: str | None, preload: tuple[str, ...], c
         for name in preload:
             resolve(name)
         setup_function = resolve(setup) if setup else None
+        begin = time.perf_counter()
         confine.apply(confinement)
-        conn.send(("imported", None))
+        conn.send(("imported", (time.perf_counter() - begin) * 1e3))
         # Second phase, once the parent says so: whatever touches the device.
         _kind, setup_payload = conn.recv()
         value = setup_function(setup_payload) if setup_function else None

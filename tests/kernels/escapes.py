@@ -1,0 +1,105 @@
+"""What an attacker would run if they had code execution in a sandboxed child (kernels/confine.py), as job
+functions: each tries one way out and returns what it got, so the test in the parent can look for secrets in it.
+They run in the compile child's confinement (tests/kernels/test_confine.py), the strictest a reader meets."""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import subprocess
+
+from kernels import compiler
+
+
+def environment(_payload=None) -> dict:
+    with open("/proc/self/environ", "rb") as raw:
+        return {"os_environ": dict(os.environ), "proc_environ": raw.read().decode(errors="replace")}
+
+
+def read_file(path: str) -> str:
+    """The file's text, or the error that refused it."""
+    try:
+        with open(path, errors="replace") as file:
+            return file.read()
+    except OSError as exc:
+        return f"refused: {exc.__class__.__name__}: {exc.strerror}"
+
+
+def include_through_a_link(target: str) -> dict:
+    """A link in the child's own scratch folder (its HOME) to a file outside, then NVRTC told to include it."""
+    link = os.path.join(os.environ["HOME"], "innocent.h")
+    os.symlink(target, link)
+    ok, log, _cubin, _names = compiler.nvrtc_compile(f'#include "{link}"\n', [], "sm_90")
+    return {"ok": ok, "log": log}
+
+
+def connect(address: tuple[str, int]) -> str:
+    try:
+        with socket.create_connection(address, timeout=2):
+            return "connected"
+    except OSError as exc:
+        return f"refused: {exc.__class__.__name__}: {exc.strerror}"
+
+
+def fork_bomb(_payload=None) -> dict:
+    """Processes by fork and by exec; a thread must still start (CUDA and NVRTC make threads)."""
+    tried = {}
+    try:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        tried["fork"] = "forked"
+    except OSError as exc:
+        tried["fork"] = f"refused: {exc.strerror}"
+    try:
+        tried["exec"] = subprocess.run(["/bin/true"], timeout=5).returncode
+    except OSError as exc:
+        tried["exec"] = f"refused: {exc.strerror}"
+    import threading
+
+    done = []
+    thread = threading.Thread(target=lambda: done.append(True))
+    thread.start()
+    thread.join()
+    tried["thread"] = bool(done)
+    return tried
+
+
+def limits_and_capabilities(_payload=None) -> dict:
+    with open("/proc/self/status") as status:
+        fields = dict(line.split(":", 1) for line in status if ":" in line)
+    raised = "kept"
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        raised = "raised"
+    except (OSError, ValueError) as exc:
+        raised = f"refused: {exc}"
+    return {
+        "core": resource.getrlimit(resource.RLIMIT_CORE),
+        "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
+        "cap_eff": fields["CapEff"].strip(),
+        "no_new_privs": fields["NoNewPrivs"].strip(),
+        "seccomp": fields["Seccomp"].strip(),
+        "core_limit_raise": raised,
+    }
+
+
+def crash_for_a_core(_payload=None) -> None:
+    os.abort()
+
+
+def cuda_then_escapes(secret_path: str) -> dict:
+    """A GPU child's host side after its CUDA context exists, as a judged job's child is."""
+    import cupy
+
+    values = cupy.arange(1 << 20, dtype=cupy.float32)
+    kernel_ran = float((values * 2).sum()) == float(values.sum()) * 2
+    return {
+        "kernel_ran": kernel_ran,
+        "secret": read_file(secret_path),
+        "parent": read_file(f"/proc/{os.getppid()}/environ"),
+        "network": connect(("127.0.0.1", 6379)),
+        "fork": fork_bomb(),
+        "environment": environment(),
+    }
