@@ -17,9 +17,10 @@ import re
 import sys
 from pathlib import Path
 
+from kernels import compilelog, problems, sandbox
 from kernels import plan as plan_mod
-from kernels import problems, sandbox
 from kernels import source as source_mod
+from kernels.payloads import CompileJob, NvrtcOutput
 from kernels.results import CompileResult, KernelResources, Verdict
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ SUPPORTED_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 COMPILE_TIMEOUT_S = 30.0
 COMPILE_ADDRESS_SPACE_BYTES = 8 << 30  # NVRTC on a pathological template can eat memory: cap the child
 PROGRAM_NAME = "submission.cu"  # NVRTC's log names the file so: "submission.cu(12): error: ..."
+MAX_LOG_CHARS = 64 * 1024  # of the log a reader is shown
 
 
 def _nvrtc():
@@ -73,13 +75,13 @@ def compile_submission(
     except plan_mod.PlanError as exc:
         return _failed(result, Verdict.PLAN_ERROR, str(exc))
     names = sorted({launch.kernel for launch in launches})
-    payload = {"source": source, "names": names, "arch": arch}
     try:
         outcome = sandbox.run_once(
             "kernels.compiler:compile_job",
-            payload,
+            CompileJob(source=source, names=tuple(names), arch=arch),
             timeout_s,
-            sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES, cpu_seconds=int(timeout_s) * 2),
+            # CPU seconds only as a backstop: the wall-clock timeout ends a child long before (NVRTC is one thread).
+            sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES, cpu_seconds=int(timeout_s) * 2 + 2),
             compile_access(),
         )
     except sandbox.SandboxUnavailable as exc:
@@ -115,15 +117,17 @@ def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[s
     if outcome.status is sandbox.Status.CRASHED:
         return _failed(result, Verdict.CRASHED, f"the compiler died ({outcome.died_of}), perhaps out of memory")
     if outcome.status is sandbox.Status.ERROR:
-        return _failed(result, Verdict.INTERNAL_ERROR, "the compile job failed", outcome.error)
-    job = outcome.value
-    result.nvrtc_version = job["nvrtc_version"]
-    if not job["ok"]:
-        return _failed(result, Verdict.COMPILE_ERROR, first_error(job["log"]) or "compilation failed", job["log"])
-    result.log = job["log"]
-    result.cubin = job["cubin"]
-    result.lowered_names = job["lowered_names"]
-    resources = parse_ptxas_info(job["log"])
+        log.error("compile job failed: %s", outcome.error)  # for operators; the reader sees no traceback of ours
+        return _failed(result, Verdict.INTERNAL_ERROR, "the compile job failed; this is not your fault")
+    nvrtc: NvrtcOutput = outcome.value
+    result.nvrtc_version = nvrtc.nvrtc_version
+    shown = reader_log(nvrtc.log)
+    if not nvrtc.ok:
+        return _failed(result, Verdict.COMPILE_ERROR, first_error(shown) or "compilation failed", shown)
+    result.log = shown
+    result.cubin = nvrtc.cubin
+    result.lowered_names = nvrtc.lowered_names
+    resources = parse_ptxas_info(nvrtc.log)
     result.kernels = [
         resources.get(result.lowered_names[n], KernelResources(n, result.lowered_names[n])) for n in names
     ]
@@ -133,6 +137,15 @@ def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[s
     return result
 
 
+def reader_log(log: str) -> str:
+    """What of NVRTC's log the reader sees: lines about their own file and CUDA's headers (kernels/compilelog.py),
+    at most MAX_LOG_CHARS of them (a template error can fill megabytes)."""
+    shown = compilelog.reader_log(log, PROGRAM_NAME, include_dirs())
+    if len(shown) > MAX_LOG_CHARS:
+        shown = shown[:MAX_LOG_CHARS].rsplit("\n", 1)[0] + f"\n[the log is cut at {MAX_LOG_CHARS // 1024} KB]\n"
+    return shown
+
+
 def first_error(log: str) -> str:
     for line in log.splitlines():
         if ": error" in line or "error:" in line.lower():
@@ -140,10 +153,10 @@ def first_error(log: str) -> str:
     return ""
 
 
-def compile_job(payload: dict) -> dict:
-    """Child side: run NVRTC. Returns plain data (picklable) for the parent."""
-    ok, log, cubin, lowered = nvrtc_compile(payload["source"], payload["names"], payload["arch"])
-    return {"ok": ok, "log": log, "cubin": cubin, "lowered_names": lowered, "nvrtc_version": nvrtc_version()}
+def compile_job(job: CompileJob) -> NvrtcOutput:
+    """Child side: run NVRTC."""
+    ok, log, cubin, lowered = nvrtc_compile(job.source, list(job.names), job.arch)
+    return NvrtcOutput(ok=ok, log=log, cubin=cubin, lowered_names=lowered, nvrtc_version=nvrtc_version())
 
 
 def nvrtc_compile(

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernels import plan as plan_mod
-from kernels.source import SourceRejected, screen
+from kernels.source import SourceRejected, screen, tokens
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SIZES = [{"M": 7, "N": 3, "K": 1 << 20}]
@@ -61,7 +61,8 @@ def test_any_expression_evaluates_or_is_a_plan_error(expr):
 
 _SOURCE_BITS = st.sampled_from(
     ["#", "%:", "include", "include_next", "import", "embed", "__has_include", " ", "\t", "\\\n", "\n", "/*",
-     "*/", "//", '"', "'", "<", ">", "cuda_fp16.h", "/etc/passwd", "R\"(", ")\"", "x", "\x00", "é", "\ud800"]
+     "*/", "//", '"', "'", "<", ">", "cuda_fp16.h", "/etc/passwd", "R\"(", ")\"", "x", "\x00", "é", "\ud800",
+     "1'", "0x1'F", "u8", "L", "\r", "\\ \n"]
 )  # fmt: skip
 
 
@@ -70,3 +71,12 @@ _SOURCE_BITS = st.sampled_from(
 def test_the_source_screen_passes_or_rejects_any_text(source):
     with contextlib.suppress(SourceRejected):
         screen(source)
+
+
+@FUZZ
+@given(st.one_of(st.text(max_size=600), st.lists(_SOURCE_BITS, max_size=120).map("".join)))
+def test_the_tokens_cut_the_spliced_text_in_order(source):
+    """Nothing is lost or read twice: the tokens, end to end, are the text with its line splices joined."""
+    found = list(tokens(source))
+    assert "".join(t.text for t in found) == source.replace("\r\n", "\n").replace("\\\n", "")
+    assert [t.line for t in found] == sorted(t.line for t in found)
