@@ -24,16 +24,38 @@ def account_content_names() -> set[str]:
     return {str(model._meta.verbose_name) for model in _account_content}
 
 
-# A blocker answers, for a reader asking to delete their own account, why it cannot be done now (a sentence that
-# says what to do), or None. Registered by the apps above (subscriptions: a subscription Stripe still bills).
-AccountDeletionBlocker = Callable[[models.Model], str | None]
-_blockers: list[AccountDeletionBlocker] = []
+# A notice tells a reader asking to delete their own account what else the deletion ends at once (a sentence), or
+# None; the reader confirms each before the deletion goes ahead. Registered by the apps above (subscriptions: a
+# running subscription is cancelled immediately).
+AccountDeletionNotice = Callable[[models.Model], str | None]
+_notices: list[AccountDeletionNotice] = []
 
 
-def account_deletion_blocker_register(blocker: AccountDeletionBlocker) -> None:
-    if blocker not in _blockers:
-        _blockers.append(blocker)
+def account_deletion_notice_register(notice: AccountDeletionNotice) -> None:
+    if notice not in _notices:
+        _notices.append(notice)
 
 
-def account_deletion_blockers(user) -> list[str]:
-    return [reason for blocker in _blockers if (reason := blocker(user))]
+def account_deletion_notices(user) -> list[str]:
+    return [text for notice in _notices if (text := notice(user))]
+
+
+# A closer ends what the reader has outside this database (subscriptions: their Stripe customer, its open Checkout
+# Sessions and subscriptions) before anything here is deleted. It answers None once done, or a sentence saying why it
+# cannot be done now: the deletion is then refused and nothing is deleted. Closers must be idempotent, since a refused
+# deletion is tried again.
+AccountDeletionCloser = Callable[[models.Model], str | None]
+_closers: list[AccountDeletionCloser] = []
+
+
+def account_deletion_closer_register(closer: AccountDeletionCloser) -> None:
+    if closer not in _closers:
+        _closers.append(closer)
+
+
+def account_deletion_close(user) -> list[str]:
+    """Runs the closers in order of registration; stops at the first that cannot close, with its reason."""
+    for closer in _closers:
+        if reason := closer(user):
+            return [reason]
+    return []

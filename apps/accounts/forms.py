@@ -47,16 +47,23 @@ class PublicNameForm(_PublicNameMixin, forms.Form):
 
 
 class AccountDeleteForm(forms.Form):
-    """The reader confirms with their password (or, without one, their email address: apps.accounts.services)."""
+    """The reader confirms with their password or, without one (GitHub only), the code mailed to their verified
+    address (apps.accounts.services); and, where the deletion ends more (`notices`: a running subscription), that
+    they know it does."""
 
     confirmation = forms.CharField(strip=False, max_length=4096, widget=forms.PasswordInput(render_value=False))
+    notices_understood = forms.BooleanField(label="I understand, and want my account deleted now.")
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args, user, notices: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         field = self.fields["confirmation"]
         if user.has_usable_password():
             field.label = "Your password"
             field.widget.attrs["autocomplete"] = "current-password"
         else:
-            field.label = "Your email address"
-            field.widget = forms.EmailInput(attrs={"autocomplete": "off"})
+            field.label = "The code we emailed you"
+            field.widget = forms.TextInput(
+                attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}
+            )
+        if not notices:
+            del self.fields["notices_understood"]

@@ -1,19 +1,21 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
-from django.core.serializers.json import DjangoJSONEncoder
-from django.http import Http404, JsonResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET, require_http_methods
 
-from apps.accounts.deletion import account_deletion_blockers
-from apps.accounts.export import account_export
+from apps.accounts.deletion import account_deletion_notices
+from apps.accounts.export import account_export_chunks
 from apps.accounts.forms import AccountDeleteForm, PublicNameForm
 from apps.accounts.services import (
     AccountDeletionNotConfirmed,
     AccountDeletionRefused,
+    DeletionCodeNotSent,
+    account_deletion_code_send,
     user_account_delete,
     user_public_name_set,
 )
@@ -40,8 +42,9 @@ def profile(request):
 @login_required
 @cache_control(private=True, no_store=True)
 def data_export(request):
-    """Everything of the reader's that the site keeps, as a JSON download."""
-    response = JsonResponse(account_export(request.user), encoder=DjangoJSONEncoder, json_dumps_params={"indent": 2})
+    """Everything of the reader's that the site keeps, as a JSON download written while it is read
+    (apps.accounts.export)."""
+    response = StreamingHttpResponse(account_export_chunks(request.user), content_type="application/json")
     name = f"kernel-engineering-data-{timezone.now():%Y-%m-%d}.json"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
@@ -51,24 +54,31 @@ def data_export(request):
 @require_http_methods(["GET", "POST"])
 @cache_control(private=True, no_store=True)
 def account_delete(request):
-    form = AccountDeleteForm(request.POST or None, user=request.user)
-    status = 200
-    if request.method == "POST" and form.is_valid():
+    user, notices = request.user, account_deletion_notices(request.user)
+    if request.method == "POST" and "send-code" in request.POST:
         try:
-            user_account_delete(user=request.user, confirmation=form.cleaned_data["confirmation"])
-        except AccountDeletionNotConfirmed as error:
-            form.add_error("confirmation", str(error))
-        except AccountDeletionRefused:
-            pass  # the page lists the reasons again, read afresh
-        else:
-            logout(request)
-            messages.success(request, "Your account and everything of yours on this site have been deleted.")
-            return redirect("pages:landing")
+            address = account_deletion_code_send(user=user)
+            messages.success(request, f"We have emailed a code to {address}: enter it below.")
+        except DeletionCodeNotSent as error:
+            messages.error(request, str(error))
+        return redirect("accounts:delete")
+    form = AccountDeleteForm(request.POST or None, user=user, notices=notices)
+    status, refusals = 200, []
+    if request.method == "POST":
         status = 400
-    elif request.method == "POST":
-        status = 400
-    blockers = account_deletion_blockers(request.user)
-    return render(request, "account/delete.html", {"form": form, "blockers": blockers}, status=status)
+        if form.is_valid():
+            try:
+                user_account_delete(user=user, confirmation=form.cleaned_data["confirmation"])
+            except AccountDeletionNotConfirmed as error:
+                form.add_error("confirmation", str(error))
+            except AccountDeletionRefused as error:
+                refusals = error.reasons
+            else:
+                logout(request)
+                messages.success(request, "Your account and everything of yours on this site have been deleted.")
+                return redirect("pages:landing")
+    context = {"form": form, "notices": notices, "refusals": refusals, "refund_days": settings.REFUND_WINDOW_DAYS}
+    return render(request, "account/delete.html", context, status=status)
 
 
 def _github_configured(request) -> bool:

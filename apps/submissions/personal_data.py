@@ -1,6 +1,8 @@
 """A reader's kernel submissions in their data export (apps.accounts.export): the source and everything the judge
 said about it. They go with the account (CASCADE); leaderboards are computed from submissions, so none remains."""
 
+from collections.abc import Iterator
+
 from apps.submissions.models import Submission
 
 FIELDS = (
@@ -27,15 +29,18 @@ FIELDS = (
 )
 
 
-def submissions_export(user) -> list[dict]:
+# Rows read from the database at a time: a submission may hold a source and a compile log of hundreds of KB each.
+EXPORT_CHUNK_ROWS = 20
+
+
+def submissions_export(user) -> Iterator[dict]:
+    """One submission at a time (the export is streamed: apps.accounts.export), never all of them at once."""
     submissions = Submission.objects.filter(user=user).select_related("exercise__capsule").order_by("created_at", "pk")
-    return [
-        {
+    for submission in submissions.iterator(chunk_size=EXPORT_CHUNK_ROWS):
+        yield {
             "id": str(submission.public_id),
             "capsule": submission.exercise.capsule.slug,
             "exercise": submission.exercise.title,
             "problem": submission.exercise.problem,
             **{name: getattr(submission, name) for name in FIELDS},
         }
-        for submission in submissions
-    ]

@@ -39,3 +39,7 @@ class NotInTestMode(BillingError):
 
 class CardDeclined(BillingError):
     """Test mode: the test card was declined (e.g. 4000 0000 0000 0341); the Checkout Session stays open."""
+
+
+class BillingNotClosed(BillingError):
+    """A reader's Stripe side could not be closed now (Stripe unreachable or refusing): their account stays."""

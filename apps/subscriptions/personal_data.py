@@ -1,11 +1,13 @@
-"""Subscriptions and a reader's own account: what their data export holds, why a deletion must wait, and the
-Stripe records that go with the account. Connected to accounts' hooks by apps.reading's AppConfig (this app may
-not import accounts, its neighbour on the same floor)."""
+"""Subscriptions and a reader's own account: what their data export holds, what their deletion ends at Stripe
+(confirmed by the reader, then closed before anything here goes), and the Stripe records that go with the account.
+Connected to accounts' hooks by apps.reading's AppConfig (this app may not import accounts, its neighbour on the
+same floor)."""
 
 from django.db.models import Q
-from django.utils import formats
 
+from apps.subscriptions.errors import BillingNotClosed
 from apps.subscriptions.models import ComplimentaryAccess, Customer, StripeEvent, Subscription
+from apps.subscriptions.services.closing import customer_close
 
 
 def subscriptions_export(user) -> dict:
@@ -38,24 +40,26 @@ def subscriptions_export(user) -> dict:
     }
 
 
-def subscription_blocks_deletion(user) -> str | None:
-    """A subscription Stripe still bills must end first: deleting the account here would not stop Stripe charging
-    the card, and the reader could no longer reach the billing portal to stop it. One cancelled at the end of its
-    period blocks until that end, when Stripe's last events about it have arrived."""
+def subscription_deletion_notice(user) -> str | None:
+    """Deleting the account cancels a running subscription at once (apps.subscriptions.services.closing): the reader
+    confirms that first."""
     subscription = Subscription.objects.for_user(user).still_open().order_by("-current_period_end").first()
     if subscription is None:
         return None
-    if subscription.cancel_at_period_end or subscription.cancel_at:
-        ends = formats.date_format(subscription.ends_at, "j F Y") if subscription.ends_at else "its end"
-        return (
-            f"Your subscription is cancelled and ends on {ends}. You can delete your account once it has ended "
-            "(Stripe tells this site when it does); until then you keep your access."
-        )
+    plan = {"month": "monthly", "year": "yearly"}.get(subscription.interval, "")
     return (
-        f"You have a subscription that is still running ({subscription.get_status_display().lower()}). Cancel it "
-        "first: “Manage billing” on your account page opens the billing portal, where “Cancel plan” stops it. "
-        "Once it has ended you can delete your account here."
+        f"Your {plan + ' ' if plan else ''}subscription ({subscription.get_status_display().lower()}) ends "
+        "immediately, not at the end of the period you paid for, and the rest of that period is not refunded."
     )
+
+
+def stripe_side_close(user) -> str | None:
+    """The reader's Stripe customer closed before their account goes; why not, when Stripe cannot be reached."""
+    try:
+        customer_close(user=user)
+    except BillingNotClosed as error:
+        return str(error)
+    return None
 
 
 def stripe_records_delete(*, users) -> None:

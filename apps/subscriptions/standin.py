@@ -3,7 +3,8 @@ invoices and signed webhooks) with what the site uses and localstripe lacks, add
 
 - `GET /v1/prices/{id}`: a localstripe Plan read as a Price (Stripe's Plans and Prices share their ids);
 - `POST/GET /v1/checkout/sessions[/{id}]`: Checkout Sessions in subscription mode, whose `url` is the site's own
-  test-mode checkout page (Stripe's hosted page does not exist here);
+  test-mode checkout page (Stripe's hosted page does not exist here), listed by customer and status, and expired
+  (`POST /v1/checkout/sessions/{id}/expire`, as a deleted account expires its reader's open sessions);
 - `POST /v1/billing_portal/sessions`: Portal sessions whose `url` is the site's test-mode portal page;
 - `customer.subscription.updated` on every update of a subscription (localstripe sends none), and the end of a
   period: a subscription set to cancel at period end is cancelled then (`customer.subscription.deleted`), any
@@ -247,6 +248,17 @@ def build_app(config: StandInConfig) -> web.Application:
     async def get_checkout_session(request):
         return _json(CheckoutSession._api_retrieve(request.match_info["id"]))
 
+    async def list_checkout_sessions(request):
+        customer, status = request.query.get("customer"), request.query.get("status")
+        sessions = [
+            session._export()
+            for key, session in store.items()
+            if key.startswith(CheckoutSession.object + ":")
+            and customer in (None, session.customer)
+            and status in (None, session.status)
+        ]
+        return _json({"object": "list", "url": "/v1/checkout/sessions", "has_more": False, "data": sessions})
+
     async def complete_checkout_session(request):
         params = await server.get_post_data(request) or {}
         session = CheckoutSession._api_retrieve(request.match_info["id"])
@@ -287,7 +299,9 @@ def build_app(config: StandInConfig) -> web.Application:
     router = app.router
     router.add_get("/v1/prices/{id}", get_price)
     router.add_post("/v1/checkout/sessions", create_checkout_session)
+    router.add_get("/v1/checkout/sessions", list_checkout_sessions)
     router.add_get("/v1/checkout/sessions/{id}", get_checkout_session)
+    router.add_post("/v1/checkout/sessions/{id}/expire", expire_checkout_session)  # Stripe's own route
     router.add_post("/v1/test_helpers/checkout/sessions/{id}/complete", complete_checkout_session)
     router.add_post("/v1/test_helpers/checkout/sessions/{id}/expire", expire_checkout_session)
     router.add_post("/v1/billing_portal/sessions", create_portal_session)

@@ -10,11 +10,12 @@ from apps.accounts.models import User
 from tests.accounts.personal import rating_counts, reader_with_everything, rows_left
 from tests.e2e.pages import sign_in
 from tests.factories import PASSWORD
+from tests.subscriptions.conftest import localstripe, stripe_local  # noqa: F401  (Stripe is closed first)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_a_reader_downloads_their_data_then_deletes_their_account(page, live_server, mini_book):
+def test_a_reader_downloads_their_data_then_deletes_their_account(page, live_server, mini_book, stripe_local):
     traces = reader_with_everything(mini_book)
     sign_in(page, live_server.url, traces.email)
     page.goto(live_server.url + "/accounts/profile/")
