@@ -59,9 +59,11 @@ FROM app-base AS gpu
 COPY --from=builder-gpu /opt/venv /opt/venv
 COPY . /app
 RUN install -d -o app -g app /app/var
-# Only the GPUs Docker reserved for this container are visible inside it, numbered from 0.
+# Only the GPUs Docker reserved for this container are visible inside it, numbered from 0. A GPU worker runs readers'
+# kernels: the judge workers' settings, which need no secret of the site and refuse to start beside one.
 ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility \
-    CUDA_VISIBLE_DEVICES=0
+    CUDA_VISIBLE_DEVICES=0 \
+    DJANGO_SETTINGS_MODULE=config.settings.judge_worker
 USER app
 CMD ["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1", "--prefetch-multiplier", "1", "-l", "INFO"]
 

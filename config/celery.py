@@ -5,7 +5,6 @@ import os
 
 from celery import Celery, Task
 from django.db import InterfaceError, OperationalError
-from kombu.exceptions import OperationalError as KombuOperationalError
 
 from config import kombu_redis
 
@@ -13,11 +12,6 @@ from config import kombu_redis
 # and the other secrets, and never run DEBUG with development's public key on a machine where the variable was
 # forgotten. Development names its settings (`make run` exports config.settings.dev).
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
-
-
-# What publishing a task raises while the broker is down (kombu's wrapper, or the socket's own error): callers in a
-# request catch these, so that an outage of the queue is never a reader's 500.
-BROKER_ERRORS = (KombuOperationalError, OSError)
 
 
 class SiteTask(Task):
@@ -38,7 +32,3 @@ kombu_redis.install()
 app = Celery("kernel_engineering", task_cls=SiteTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-
-# The GPU worker's signals (warm judge, registration, heartbeat) must be connected before the worker
-# starts its pool; the module imports no models at load time, so this works before Django is set up.
-import apps.submissions.worker  # noqa: E402, F401

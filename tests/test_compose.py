@@ -25,7 +25,12 @@ DOCKERFILE = ROOT / "Dockerfile"
 ENV_EXAMPLE = ROOT / ".env.example"
 APP_DIR = "/app"  # WORKDIR of the images: the repository root inside the container
 
-EXPECTED_SERVICES = {"web", "worker", "gpu-worker", "beat", "postgres", "redis", "cache", "migrate"}
+EXPECTED_SERVICES = {"web", "worker", "compile-worker", "gpu-worker", "beat", "postgres", "redis", "cache", "migrate"}
+# The services that run readers' kernels (issue 41): they get only what a judge worker uses, never a site secret.
+JUDGE_SERVICES = ("compile-worker", "gpu-worker")
+# The services the whole .env reaches: they sign, send mail, call Stripe, or migrate.
+SITE_SERVICES = ("web", "worker", "migrate")
+SETTINGS_OF = {"config.settings.prod": SITE_SERVICES + ("beat",), "config.settings.judge_worker": JUDGE_SERVICES}
 REQUIRED_VARIABLES = {"SECRET_KEY", "ALLOWED_HOSTS", "POSTGRES_PASSWORD", "REDIS_PASSWORD"}
 # Settings read from the environment that .env.example need not list: fixed by the image
 # (Dockerfile ENV) or meaningful only in development.
@@ -38,17 +43,18 @@ _INNERMOST = re.compile(r"\$\{([^{}$]*)\}")
 _ESCAPED_DOLLAR = "\x00"
 
 
-def interpolate(value, required_seen: set[str] | None = None):
-    """Resolve compose variables as on a machine where only required ones are set.
+def interpolate(value, required_seen: set[str] | None = None, values: dict[str, str] | None = None):
+    """Resolve compose variables as on a machine where only required ones are set, or, given `values` (an
+    operator's .env), as compose resolves them with those.
 
     `${VAR:-default}` / `${VAR-default}` become the default, `${VAR:?msg}` / `${VAR}` a
     placeholder `<VAR>` (the operator's value), `$$` a literal `$`. Nested defaults resolve
     innermost first, as compose does.
     """
     if isinstance(value, dict):
-        return {interpolate(k, required_seen): interpolate(v, required_seen) for k, v in value.items()}
+        return {interpolate(k, required_seen, values): interpolate(v, required_seen, values) for k, v in value.items()}
     if isinstance(value, list):
-        return [interpolate(v, required_seen) for v in value]
+        return [interpolate(v, required_seen, values) for v in value]
     if not isinstance(value, str):
         return value
     text = value.replace("$$", _ESCAPED_DOLLAR)
@@ -58,6 +64,8 @@ def interpolate(value, required_seen: set[str] | None = None):
         parsed = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])(.*))?", expr, re.S)
         assert parsed, f"unparseable compose variable ${{{expr}}} in {value!r}"
         name, op, arg = parsed.groups()
+        if values and values.get(name):
+            return arg if op in (":+", "+") else values[name]
         if op in (":-", "-"):
             return arg
         if op in (":?", "?") and required_seen is not None:
@@ -310,7 +318,7 @@ def test_migrations_run_once_before_the_application_starts(services):
     assert command_of(services["migrate"])[:3] == ["python", "manage.py", "migrate"]
     assert services["migrate"].get("restart", "no") == "no", "migrate is one-shot: it must not restart"
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "compile-worker", "beat"):
         condition = services[name].get("depends_on", {}).get("migrate", {}).get("condition")
         assert condition == "service_completed_successfully", f"{name} must start only after migrate succeeded"
 
@@ -318,7 +326,9 @@ def test_migrations_run_once_before_the_application_starts(services):
 def test_build_contexts_dockerfiles_and_targets_exist(services):
     stages = dockerfile_stages()
     built = app_services(services)
-    assert {"web", "worker", "gpu-worker", "beat", "migrate"} <= set(built), "app services must build from the repo"
+    assert {"web", "worker", "compile-worker", "gpu-worker", "beat", "migrate"} <= set(built), (
+        "app services must build from the repo"
+    )
     for name, service in built.items():
         build = service["build"] if isinstance(service["build"], dict) else {"context": service["build"]}
         context = (ROOT / build.get("context", ".")).resolve()
@@ -388,6 +398,13 @@ def test_mounts_exist(compose, services):
 def test_every_compose_variable_and_setting_is_documented_in_env_example(raw_compose):
     documented = set(re.findall(r"^\s*#?\s*([A-Z][A-Z0-9_]*)=", ENV_EXAMPLE.read_text(), re.M))
     in_compose = set(re.findall(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)", yaml.safe_dump(raw_compose)))  # not comments
+    # A name without a value hands the operator's value on: documented like the rest.
+    in_compose |= {
+        name
+        for service in raw_compose["services"].values()
+        for name, value in environment_of(service).items()
+        if value is None
+    }
     missing = in_compose - documented
     assert not missing, f".env.example does not document these compose variables: {sorted(missing)}"
     settings_source = "\n".join(p.read_text() for p in sorted((ROOT / "config" / "settings").glob("*.py")))
@@ -396,19 +413,69 @@ def test_every_compose_variable_and_setting_is_documented_in_env_example(raw_com
     assert not missing, f".env.example does not document these settings read from the environment: {sorted(missing)}"
 
 
-def test_production_settings_get_every_required_variable(services):
-    prod = ROOT / "config" / "settings" / "prod.py"
-    assert prod.is_file(), "config/settings/prod.py is missing"
-    required = set(re.findall(r"env_required\(\s*[\"']([A-Z][A-Z0-9_]*)[\"']", prod.read_text()))
-    for name, service in app_services(services).items():
-        environment = service.get("environment", {})
-        if isinstance(environment, list):
-            environment = dict(item.split("=", 1) if "=" in item else (item, "") for item in environment)
-        module = environment.get("DJANGO_SETTINGS_MODULE")
-        assert module == "config.settings.prod", f"{name}: DJANGO_SETTINGS_MODULE is {module!r}"
-        module_file(module)
-        missing = {var for var in required if not environment.get(var)}
-        assert not missing, f"{name} does not pass what production settings require: {sorted(missing)}"
+def environment_of(service: dict) -> dict:
+    environment = service.get("environment", {})
+    if isinstance(environment, list):
+        environment = dict(item.split("=", 1) if "=" in item else (item, None) for item in environment)
+    return environment
+
+
+def env_files_of(service: dict) -> list[str]:
+    entries = service.get("env_file", [])
+    entries = [entries] if isinstance(entries, (str, dict)) else entries
+    return [entry if isinstance(entry, str) else entry["path"] for entry in entries]
+
+
+def container_environment(raw_compose: dict, name: str, dotenv: dict[str, str]) -> dict[str, str]:
+    """What compose gives service `name`'s container, for an operator's .env: the env file's variables where the
+    service takes it, then its `environment:` (a name without a value hands on the .env's value, if any)."""
+    service = interpolate(raw_compose, values=dotenv)["services"][name]
+    given = dict(dotenv) if ".env" in env_files_of(service) else {}
+    for key, value in environment_of(service).items():
+        if value is not None:
+            given[key] = str(value)
+        elif key in dotenv:
+            given[key] = dotenv[key]
+    return given
+
+
+def test_each_app_service_runs_its_settings_with_every_variable_they_require(services):
+    for module, names in SETTINGS_OF.items():
+        required = set(re.findall(r"env_required\(\s*[\"']([A-Z][A-Z0-9_]*)[\"']", module_file(module).read_text()))
+        assert required, f"{module} requires nothing from the environment"
+        for name in names:
+            environment = environment_of(services[name])
+            assert environment.get("DJANGO_SETTINGS_MODULE") == module, f"{name} must run under {module}"
+            missing = {var for var in required if not environment.get(var)}
+            assert not missing, f"{name} does not pass what {module} requires: {sorted(missing)}"
+    assert set(app_services(services)) == {name for names in SETTINGS_OF.values() for name in names}
+
+
+def test_judge_workers_get_only_what_a_judge_worker_uses(services):
+    """Issue 41: a reader's kernel runs under these processes; whatever they hold, it may read."""
+    from config.judge_env import SITE_SECRETS, judge_worker_environ
+
+    for name in JUDGE_SERVICES:
+        service = services[name]
+        assert not env_files_of(service), f"{name} must not take an env_file: it would hold every secret in it"
+        environment = dict.fromkeys(environment_of(service), "")  # the names; a value comes from .env or nowhere
+        unused = set(environment) - set(judge_worker_environ(environment))
+        assert not unused, f"{name} gets variables a judge worker does not use: {sorted(unused)}"
+        assert not set(environment) & set(SITE_SECRETS)
+        assert {"DATABASE_URL", "CELERY_BROKER_URL", "GPU_KINDS"} <= set(environment)
+        assert service.get("volumes") == [], f"{name} must not mount the appvar volume (EPUBs, media)"
+
+
+def test_the_site_secrets_reach_only_the_services_that_use_them(services):
+    secrets_in_env_file = ("STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "EMAIL_HOST_PASSWORD", "GITHUB_CLIENT_SECRET")
+    for name in SITE_SERVICES:
+        assert env_files_of(services[name]) == [".env"], f"{name} takes the site's settings from .env"
+    beat = services["beat"]
+    assert not env_files_of(beat), "beat only sends messages: it takes nothing from .env"
+    assert not set(environment_of(beat)) & set(secrets_in_env_file)
+    for name, service in services.items():
+        if name not in SITE_SERVICES:
+            assert not set(environment_of(service)) & set(secrets_in_env_file), f"{name} holds a site secret"
 
 
 # --- Commands are real -----------------------------------------------------------------------
@@ -478,7 +545,9 @@ def test_every_service_command_is_real(services):
 
 def test_workers_consume_the_queues_of_the_design(services):
     cpu = check_celery(command_of(services["worker"]), "worker")
-    assert set(cpu["queues"]) == {"default", "compile"}, f"worker consumes {cpu['queues']}"
+    assert cpu["queues"] == ["default"], f"worker consumes {cpu['queues']}: readers' kernels must not reach it"
+    compiles = check_celery(command_of(services["compile-worker"]), "compile-worker")
+    assert compiles["queues"] == ["compile"], f"compile-worker consumes {compiles['queues']}"
     assert check_celery(command_of(services["beat"]), "beat")["sub"] == "beat"
     web = command_of(services["web"])
     assert web[0] == "gunicorn"
@@ -503,7 +572,7 @@ def test_gpu_worker_runs_one_job_per_gpu(services):
 
 
 def test_worker_health_checks_ping_their_own_node(services):
-    for name in ("worker", "gpu-worker"):
+    for name in ("worker", "compile-worker", "gpu-worker"):
         info = check_celery(command_of(services[name]), name)
         test = services[name]["healthcheck"]["test"]
         text = " ".join(test) if isinstance(test, list) else test
@@ -582,6 +651,7 @@ def test_the_checks_catch_typos():
         check_manage(["python", "manage.py", "migrat"], "typo")
     assert interpolate("${A:-x${B:-y}z}") == "xyz"
     assert interpolate("p$$HOSTNAME ${S:?m}") == "p$HOSTNAME <S>"
+    assert interpolate("${A:-x${B:-y}z} ${S:?m}", values={"B": "b", "S": "s"}) == "xbz s"
     seen: set[str] = set()
     interpolate({"k": "${SECRET_KEY:?set it}"}, seen)
     assert seen == {"SECRET_KEY"}

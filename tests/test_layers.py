@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The floors, from the ground up. Floor 0 is not under apps/: config (settings, Celery) and the judge library.
+# The floors, from the ground up. Floor 0 is not under apps/: config (settings, Celery) and the judge library, which
+# import no app (the last tests below).
 FLOORS = {
     "config": 0,
     "kernels": 0,
@@ -98,6 +99,19 @@ def test_the_judge_library_imports_no_app_and_no_settings():
         for path in sorted((ROOT / "kernels").rglob("*.py"))
         for line, module in _imported_modules(path)
         if module.split(".")[0] in ("apps", "config")
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_config_imports_no_app():
+    """config is the ground floor that every app stands on: it names apps only as data (INSTALLED_APPS, URL includes,
+    task routes), never imports one. What an app must set up early, it does from its AppConfig.ready (submissions
+    connects the GPU worker's signals there)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in sorted((ROOT / "config").rglob("*.py"))
+        for line, module in _imported_modules(path)
+        if module.split(".")[0] == "apps"
     ]
     assert not found, "\n".join(found)
 

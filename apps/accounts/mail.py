@@ -12,7 +12,7 @@ import smtplib
 from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.db import transaction
 
-from config.celery import BROKER_ERRORS
+from config.broker import BROKER_ERRORS
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from apps.reading import selectors
 from apps.reading.epub import write_epub
 from apps.reading.models import EpubBuild, ReadingProgress
 from apps.reading.policy import can_read
-from config.celery import BROKER_ERRORS
+from config.broker import BROKER_ERRORS
 
 logger = logging.getLogger(__name__)
 

@@ -17,3 +17,7 @@ class SubmissionsConfig(AppConfig):
         from apps.submissions.personal_data import submissions_export
 
         account_export_register("submissions", submissions_export)
+
+        # The GPU worker's signals (warm judge, registration, heartbeat) must be connected before a Celery worker
+        # starts its pool: the worker sets Django up (and so runs this) before anything else of its start-up.
+        import apps.submissions.worker  # noqa: F401

@@ -12,6 +12,10 @@ The supervisor restarts a worker that exits (a crash, an OOM kill, an operator's
 doubles while it keeps dying young (1 s up to a minute), and before that kills what is left of it: its pool
 process and the judge's child live in its session and may outlive the main process, still holding the GPU.
 In Docker, one container per GPU (docker/gpu-workers.sh) and `restart: unless-stopped` do the same.
+
+Each worker is started with the few variables a judge worker uses (config/judge_env.py: the database, the broker,
+the judge's settings), not with this process's whole environment, and under config.settings.judge_worker where
+this process has production's settings: the site's secrets never reach a process that runs readers' kernels.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from config.judge_env import judge_worker_environ
 
 RESTART_DELAY_S = 1.0
 RESTART_DELAY_MAX_S = 60.0
@@ -53,9 +59,10 @@ def worker_command(gpu: str, kind: str, loglevel: str = "INFO") -> list[str]:
 
 
 def worker_env(gpu: str, kind: str, base: dict[str, str] | None = None) -> dict[str, str]:
-    """GPU_ID is what the worker records as its GPU (apps.submissions.worker.gpu_index)."""
+    """Only the variables a judge worker uses (config/judge_env.py), never the site's secrets: a reader's kernel runs
+    under this worker. GPU_ID is what the worker records as its GPU (apps.submissions.worker.gpu_index)."""
     return {
-        **(os.environ if base is None else base),
+        **judge_worker_environ(os.environ if base is None else base),
         "CUDA_VISIBLE_DEVICES": gpu,
         "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "GPU_ID": gpu,

@@ -249,6 +249,10 @@ STRIPE_EVENT_MAX_ATTEMPTS = env_int("STRIPE_EVENT_MAX_ATTEMPTS", 12)
 # Access kept after a failed renewal. Stored in each reader's access window: after a change, run `manage.py
 # entitlements_refresh`.
 SUBSCRIPTION_PAST_DUE_GRACE_DAYS = env_int("SUBSCRIPTION_PAST_DUE_GRACE_DAYS", 7)
+# An active or trialing subscription gives access until its current period ends plus this margin, never longer:
+# the renewal's event (or the daily reconciliation with Stripe) moves the end on. Enough for Stripe to retry a
+# renewal and for a late webhook; stored in each window, so after a change run `manage.py entitlements_refresh`.
+SUBSCRIPTION_RENEWAL_MARGIN_HOURS = env_int("SUBSCRIPTION_RENEWAL_MARGIN_HOURS", 48)
 
 # Test mode (what `make run` starts when no STRIPE_SECRET_KEY is set): the same services and webhook handling,
 # against a local Stripe stand-in (`manage.py stripe_test_server`: localstripe plus Prices, Checkout and the
@@ -381,6 +385,9 @@ CELERY_BEAT_SCHEDULE = {
     "stripe-events-retry": {"task": "apps.subscriptions.tasks.retry_unprocessed_stripe_events", "schedule": 5 * 60.0},
     # A reader whose stored access window ended may have a later one (a grant starting after a gap).
     "entitlements-refresh": {"task": "apps.subscriptions.tasks.refresh_ended_entitlements", "schedule": 15 * 60.0},
+    # Re-reads from Stripe every subscription whose access window ends within a day or whose last event failed,
+    # recomputes every stored window, and mails the operators each new dead letter.
+    "subscriptions-reconcile": {"task": "apps.subscriptions.tasks.reconcile_subscriptions", "schedule": 24 * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -39,6 +39,10 @@ TEST_ENV = {
     "SUBMISSIONS_JUDGE_JOB": f"{STANDIN}:judge_job",
     "SUBMISSIONS_JUDGE_WARM_UP": f"{STANDIN}:warm_up",
     "STANDIN_SLOW_S": "2.5",
+    # The stand-in's own settings, which the GPU workers' supervisor hands on only when named (config/judge_env.py).
+    "JUDGE_WORKER_EXTRA_ENV": "STANDIN_SLOW_S,STANDIN_JOB_S",
+    # ... and which the judge passes to its sandboxed children only when named too (kernels/confine.py).
+    "KERNELS_CHILD_VARIABLES": "STANDIN_SLOW_S,STANDIN_JOB_S",
     "LOG_FORMAT": "text",
     "LOG_LEVEL": "INFO",
     "PYTHONUNBUFFERED": "1",

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.submissions.models import Submission
-from config.celery import BROKER_ERRORS
+from config.broker import BROKER_ERRORS
 
 logger = logging.getLogger(__name__)
 Status = Submission.Status

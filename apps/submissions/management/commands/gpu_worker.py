@@ -10,6 +10,10 @@ per GPU kept running by this process (apps/submissions/gpu_node.py).
 One job per GPU: one worker process (-c 1) that reserves nothing ahead (--prefetch-multiplier 1); the
 process keeps a warm judge whose sandboxed child holds the CUDA context. With --gpus, a worker that exits
 is started again (after 1 s, doubling up to a minute while it keeps dying young).
+
+Workers get only the variables a judge worker uses (config/judge_env.py); --print names them. This command itself
+refuses production's settings, which need the site's secrets, and runs under config.settings.judge_worker, which
+refuses them: a process can read the environment of every process of its user, the supervisor's included.
 """
 
 import os
@@ -21,6 +25,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.submissions.gpu_node import Supervisor, command_line, listed_gpus, worker_command, worker_env
+
+PRODUCTION_SETTINGS = "config.settings.prod"
 
 
 class Command(BaseCommand):
@@ -40,6 +46,12 @@ class Command(BaseCommand):
         parser.add_argument("--print", action="store_true", help="print the command(s) instead of running them")
 
     def handle(self, *args, gpu, gpus, kind, loglevel, celery_args, log_dir, print, **options):
+        if settings.SETTINGS_MODULE == PRODUCTION_SETTINGS:
+            raise CommandError(
+                "GPU workers run readers' kernels and must not hold the site's secrets, which production's settings "
+                "need: start this with DJANGO_SETTINGS_MODULE=config.settings.judge_worker and only the variables a "
+                "judge worker uses (README: Running on GPU nodes)."
+            )
         if kind not in settings.GPU_KINDS:
             raise CommandError(f"GPU kind {kind!r} is not in GPU_KINDS ({', '.join(settings.GPU_KINDS)})")
         extra = shlex.split(celery_args)
@@ -48,6 +60,7 @@ class Command(BaseCommand):
         line = command_line(gpu, kind, loglevel, extra)
         if print:
             self.stdout.write(line)
+            self.print_environment(gpu, kind)
             return
         executable = shutil.which("celery")
         if not executable:
@@ -61,8 +74,13 @@ class Command(BaseCommand):
         if print_only:
             for gpu in gpus:
                 self.stdout.write(command_line(gpu, kind, loglevel, extra))
+            self.print_environment(gpus[0], kind)
             return
         folder = Path(log_dir) if log_dir else None
         if folder:
             folder.mkdir(parents=True, exist_ok=True)
         Supervisor(gpus, kind, loglevel, extra, folder).run()
+
+    def print_environment(self, gpu, kind):
+        """The names (never the values) of what each worker is given, on stderr beside the command lines."""
+        self.stderr.write(f"each worker's environment: {' '.join(sorted(worker_env(gpu, kind)))}")
