@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
 from django.contrib.auth.forms import UserCreationForm as DjangoUserCreationForm
+from django.db.models import Q
+from django.utils import timezone
 
 from apps.accounts.deletion import account_content_names
 from apps.accounts.models import User
@@ -20,21 +22,53 @@ class UserChangeForm(DjangoUserChangeForm):
         fields = "__all__"
 
 
+class AccessFilter(admin.SimpleListFilter):
+    title = "full access"
+    parameter_name = "access"
+
+    def lookups(self, request, model_admin):
+        return (("now", "Now"), ("subscription", "From a subscription"), ("complimentary", "Complimentary"),
+                ("none", "None"))  # fmt: skip
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "now":
+            return queryset.exclude(access_source="").filter(
+                Q(access_from__isnull=True) | Q(access_from__lte=now),
+                Q(access_until__isnull=True) | Q(access_until__gt=now),
+            )
+        if self.value() in ("subscription", "complimentary"):
+            return queryset.filter(access_source__contains=self.value())
+        if self.value() == "none":
+            return queryset.filter(Q(access_source="") | Q(access_until__lte=now))
+        return queryset
+
+
+# The access columns are the subscriptions app's to write (User.save never writes them): shown here, read-only.
+ACCESS_FIELDS = ("access_now", "access_source", "access_from", "access_until", "access_reason", "trial_used_at")
+
+
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
     form = UserChangeForm
     add_form = UserCreationForm
-    list_display = ("email", "name", "is_staff", "is_active", "date_joined", "last_login")
-    list_filter = ("is_staff", "is_superuser", "is_active")
+    list_display = ("email", "name", "access_now", "access_source", "access_until", "is_staff", "date_joined")
+    list_filter = (AccessFilter, "is_staff", "is_superuser", "is_active")
     search_fields = ("email", "name")
     ordering = ("-date_joined",)
-    readonly_fields = ("date_joined", "last_login")
+    readonly_fields = ("date_joined", "last_login", *ACCESS_FIELDS)
     fieldsets = (
         (None, {"fields": ("email", "password")}),
         ("Profile", {"fields": ("name",)}),
+        ("Full access (from subscriptions and complimentary access)", {"fields": ACCESS_FIELDS}),
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
+
+    @admin.display(description="full access now", boolean=True)
+    def access_now(self, obj):
+        return obj.has_entitlement_at(timezone.now())
+
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
 
     def get_deleted_objects(self, objs, request):

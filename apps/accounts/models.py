@@ -49,14 +49,22 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_staff = models.BooleanField("staff status", default=False, help_text="Can sign in to the admin site.")
     is_active = models.BooleanField("active", default=True)
     date_joined = models.DateTimeField("date joined", default=timezone.now)
-    # The reader's entitlement: when their full access (a subscription, complimentary access) begins and ends, written
-    # by the subscriptions app whenever one of those changes (apps/subscriptions/services/entitlement.py). Reading it
-    # is a comparison with the clock on the user already loaded for the request: no query on any page.
+    # The reader's entitlement: when their full access (a subscription, complimentary access) begins and ends, and
+    # why, computed from those facts by the subscriptions app (apps/subscriptions/services/entitlement.py), the only
+    # writer. Reading it is a comparison with the clock on the user already loaded for the request: no query on any
+    # page. `save` never writes these columns (below), and no form edits them.
     access_source = models.CharField(
-        "full access from", max_length=40, blank=True, help_text="Empty: no full access now or later."
+        "full access from", max_length=40, blank=True, editable=False, help_text="Empty: no full access now or later."
     )
-    access_from = models.DateTimeField("full access begins", null=True, blank=True, help_text="Empty: already.")
-    access_until = models.DateTimeField("full access ends", null=True, blank=True, help_text="Empty: no end known.")
+    access_from = models.DateTimeField(
+        "full access begins", null=True, blank=True, editable=False, help_text="Empty: already."
+    )
+    access_until = models.DateTimeField(
+        "full access ends", null=True, blank=True, editable=False, help_text="Empty: no end (complimentary only)."
+    )
+    access_reason = models.CharField("why", max_length=500, blank=True, editable=False)
+    # One free trial per person: set the first time a subscription of theirs with a trial is seen.
+    trial_used_at = models.DateTimeField("trial used", null=True, blank=True, editable=False)
 
     objects = UserManager()
 
@@ -70,6 +78,24 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self):
         return self.email
+
+    # Written only by the subscriptions app's entitlement service, with QuerySet.update.
+    ENTITLEMENT_FIELDS = frozenset({"access_source", "access_from", "access_until", "access_reason", "trial_used_at"})
+
+    def save(self, *args, update_fields=None, **kwargs):
+        """Saves every column but the entitlement's. A user object loaded before a webhook, a grant or a revocation
+        changed the reader's access (a password change hashing for half a second, an admin's form) would otherwise
+        write the old access back. A new reader is inserted whole: no access yet."""
+        if not self._state.adding and not kwargs.get("force_insert"):
+            if update_fields is None:
+                deferred = self.get_deferred_fields()
+                update_fields = [
+                    field.attname
+                    for field in self._meta.concrete_fields
+                    if not field.primary_key and field.attname not in deferred
+                ]
+            update_fields = [name for name in update_fields if name not in self.ENTITLEMENT_FIELDS]
+        super().save(*args, update_fields=update_fields, **kwargs)
 
     def clean(self):
         super().clean()
@@ -95,3 +121,30 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def get_short_name(self) -> str:
         return self.display_name
+
+
+class AccountDeletionAttempt(models.Model):
+    """A wrong confirmation on the deletion form (password or mailed code), counted per reader in the database
+    (apps.accounts.deletion): the limit holds whether or not the cache is up. Goes with the account."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    attempted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "attempted_at"], name="accounts_deletion_attempt_idx")]
+
+    def __str__(self):
+        return f"deletion attempt {self.attempted_at:%Y-%m-%d %H:%M}"
+
+
+class AccountDeletionCode(models.Model):
+    """The code mailed to a reader without a password to confirm their account's deletion: one at a time (a new one
+    replaces it), short-lived, single-use; only its keyed hash is stored."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="+")
+    code_hash = models.CharField(max_length=64)
+    sent_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"deletion code until {self.expires_at:%Y-%m-%d %H:%M}"

@@ -25,3 +25,11 @@ def public_name(user) -> str:
     if name:
         return name
     return anonymous_handle(user.pk) if user.pk is not None else NO_READER_NAME
+
+
+def verified_email(user) -> str | None:
+    """The reader's verified address to write to (their primary one first), or None."""
+    from allauth.account.models import EmailAddress
+
+    verified = EmailAddress.objects.filter(user=user, verified=True).order_by("-primary", "email")
+    return verified.values_list("email", flat=True).first()

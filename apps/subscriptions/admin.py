@@ -10,7 +10,7 @@ from django.utils.html import format_html
 
 from apps.subscriptions import services, stripe_api
 from apps.subscriptions.errors import BillingError
-from apps.subscriptions.models import ComplimentaryAccess, Customer, StripeEvent, Subscription
+from apps.subscriptions.models import ComplimentaryAccess, Customer, StripeEvent, Subscription, TrialFingerprint
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -147,7 +147,8 @@ class StripeEventAdmin(ReadOnlyAdmin):
     date_hierarchy = "received_at"
     fields = (
         "stripe_id", "stripe_link", "type", "object_id", "livemode", "api_version", "stripe_created",
-        "received_at", "processed_at", "attempts", "last_error", "dead_lettered_at", "payload_pretty",
+        "received_at", "processed_at", "attempts", "last_error", "dead_lettered_at", "operators_notified_at",
+        "payload_pretty",
     )  # fmt: skip
     readonly_fields = fields
     actions = ["reprocess"]
@@ -239,6 +240,13 @@ class ComplimentaryAccessAdmin(admin.ModelAdmin):
         obj.pk, obj.granted_by, obj.granted_at = created.pk, created.granted_by, created.granted_at
         obj._state.adding = False
 
+    # Through the service, so that the reader's stored access goes with the grant (issue 42: it stayed for ever).
+    def delete_model(self, request, obj):
+        services.complimentary_access_delete(accesses=ComplimentaryAccess.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        services.complimentary_access_delete(accesses=queryset)
+
     @admin.action(description="Revoke selected complimentary access")
     def revoke(self, request, queryset):
         count = 0
@@ -246,3 +254,10 @@ class ComplimentaryAccessAdmin(admin.ModelAdmin):
             services.complimentary_access_revoke(access=access, revoked_by=request.user)
             count += 1
         self.message_user(request, f"{count} revoked.")
+
+
+@admin.register(TrialFingerprint)
+class TrialFingerprintAdmin(ReadOnlyAdmin):
+    list_display = ("fingerprint", "user", "subscription_stripe_id", "trialed_at")
+    search_fields = ("fingerprint", "user__email", "subscription_stripe_id")
+    list_select_related = ("user",)

@@ -3,7 +3,7 @@
 Stripe is the source of truth for customers and subscriptions: these rows are written only by
 `services.subscription_sync` from what the Stripe API answers (never from a redirect, never
 from a webhook payload alone). Each reader's access window is computed from the stored rows when they change
-(`services.entitlement`) and stored on the reader.
+(`services.entitlement`, the only writer) and stored on the reader.
 """
 
 from datetime import timedelta
@@ -72,6 +72,9 @@ class Subscription(models.Model):
     canceled_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     trial_end = models.DateTimeField(null=True, blank=True)
+    payment_method_id = models.CharField(
+        "Stripe payment method id", max_length=255, blank=True, help_text="Its card's fingerprint allows one trial."
+    )
     past_due_since = models.DateTimeField(
         null=True, blank=True, help_text="When it became past due (the grace period counts from here); empty otherwise."
     )
@@ -125,6 +128,9 @@ class StripeEvent(models.Model):
     # Set once processing failed STRIPE_EVENT_MAX_ATTEMPTS times: no task or sweep tries it again until an admin
     # replays it (admin: Stripe events, "Dead letters").
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
+    operators_notified_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the operators were mailed about this dead letter."
+    )
 
     class Meta:
         ordering = ["-received_at"]
@@ -194,3 +200,17 @@ class ComplimentaryAccess(models.Model):
     def is_current(self, *, now=None) -> bool:
         now = now or timezone.now()
         return self.revoked_at is None and self.starts_at <= now and (self.ends_at is None or self.ends_at > now)
+
+
+class TrialFingerprint(models.Model):
+    """A card that has had a free trial (Stripe's `card.fingerprint`, the same for the same card number on every
+    customer): a second reader who starts a trial with it has the trial ended at once (services.trials)."""
+
+    fingerprint = models.CharField(max_length=64, unique=True)
+    # SET_NULL: a deleted account's card has still had its trial.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    subscription_stripe_id = models.CharField("first trial's subscription", max_length=255)
+    trialed_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"card {self.fingerprint[:6]}… trialed {self.trialed_at:%Y-%m-%d}"

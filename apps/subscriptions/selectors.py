@@ -9,7 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.subscriptions import stripe_api
-from apps.subscriptions.models import ComplimentaryAccess, Customer, Subscription
+from apps.subscriptions.models import ComplimentaryAccess, Customer, StripeEvent, Subscription
 from apps.subscriptions.services.entitlement import subscription_gives_access
 
 
@@ -21,6 +21,11 @@ def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
     if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
         return False
     return user.has_entitlement_at(now or timezone.now())
+
+
+def dead_letters_count() -> int:
+    """Stripe events given up on and not yet replayed (admin's index shows the count until they are)."""
+    return StripeEvent.objects.filter(processed_at__isnull=True, dead_lettered_at__isnull=False).count()
 
 
 def stripe_is_configured() -> bool:

@@ -46,3 +46,8 @@ def send_subscription_email(self, subscription_id: int, kind: str) -> bool:
 @shared_task(soft_time_limit=120, time_limit=180)
 def refresh_ended_entitlements() -> int:
     return services.entitlements_refresh_all(ended_only=True)
+
+
+@shared_task(soft_time_limit=30 * 60, time_limit=35 * 60)
+def reconcile_subscriptions() -> int:
+    return len(services.subscriptions_reconcile().synced)

@@ -61,3 +61,21 @@ def test_user_manager_normalises_and_guards_superusers():
     assert user.display_name == anonymous_handle(user.pk) and "mixed" not in user.display_name.lower()
     with pytest.raises(ValueError):
         User.objects.create_superuser("boss@example.org", "pw-long-enough-123", is_staff=False)
+
+
+def test_admin_shows_each_readers_access_its_source_window_and_why(client, staff):
+    from apps.subscriptions.services import complimentary_access_grant
+    from tests.factories import UserFactory
+
+    granted = UserFactory(email="granted@example.org")
+    UserFactory(email="other@example.org")
+    complimentary_access_grant(user=granted, reason="review copy")
+    client.force_login(staff)
+
+    page = client.get(reverse("admin:accounts_user_change", args=[granted.pk])).content.decode()
+    assert "complimentary" in page and "review copy" in page  # source, and why
+    assert 'name="access_source"' not in page  # shown, never edited here
+
+    listed = client.get(reverse("admin:accounts_user_changelist"), {"access": "complimentary"}).content.decode()
+    assert "granted@example.org" in listed and "other@example.org" not in listed
+    assert "other@example.org" in client.get(reverse("admin:accounts_user_changelist"), {"access": "none"}).text

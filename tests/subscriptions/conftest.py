@@ -5,11 +5,13 @@ import contextlib
 import copy
 import importlib.util
 import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -254,3 +256,53 @@ def wait_for(predicate, *, timeout: float = 15, interval: float = 0.1, message: 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {message}")
         time.sleep(interval)
+
+
+# --- The test-mode stand-in, a real `manage.py stripe_test_server` --------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_MODE = settings.STRIPE_TEST_MODE_SETTINGS
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    """`manage.py stripe_test_server` as make run starts it; its webhooks go to an address nothing listens on
+    (the browser test follows them to the site): here the services and pages are what is tested."""
+    port = _free_port()
+    var_dir = tmp_path_factory.mktemp("standin")
+    env = {
+        "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+        "STRIPE_TEST_MODE": "true",
+        "STRIPE_API_BASE": f"http://127.0.0.1:{port}",
+        "SITE_URL": "http://testserver",
+        "VAR_DIR": str(var_dir),
+    }
+    log = (var_dir / "standin.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "stripe_test_server"],
+        cwd=ROOT,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("STRIPE_")}, **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = env["STRIPE_API_BASE"]
+
+    def answers():
+        assert process.poll() is None, (var_dir / "standin.log").read_text()[-2000:]
+        try:
+            auth = (TEST_MODE["STRIPE_SECRET_KEY"], "")
+            return requests.get(f"{url}/v1/prices/{TEST_MODE['STRIPE_PRICE_MONTHLY']}", auth=auth, timeout=1).ok
+        except requests.ConnectionError:
+            return False
+
+    wait_for(answers, timeout=60, message="the stand-in to serve its Prices")
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture
+def test_mode(standin):
+    with override_settings(STRIPE_TEST_MODE=True, STRIPE_API_BASE=standin, **TEST_MODE):
+        yield standin

@@ -134,13 +134,17 @@ class StripeStub:
     portal_cancel_seconds: float = 30 * 86400  # how long a subscription cancelled in the portal has left
     webhook_secret: str = ""
     deliveries: list = field(default_factory=list)
+    payment_methods: dict = field(default_factory=dict)
+    # The card the next hosted Checkout is paid with: Stripe gives one card number one fingerprint on every customer.
+    card_fingerprint: str = "fp_stub_card_4242"
 
     def reset(self) -> None:
         for name in ("requests", "deliveries"):
             getattr(self, name).clear()
-        for name in ("customers", "prices", "subscriptions", "sessions", "failures", "echo_key"):
+        for name in ("customers", "prices", "subscriptions", "sessions", "failures", "echo_key", "payment_methods"):
             getattr(self, name).clear()
         self.webhook_url = self.webhook_secret = ""
+        self.card_fingerprint = "fp_stub_card_4242"
         self.portal_cancel_seconds = 30 * 86400
 
     def calls(self, method: str, path_pattern: str) -> list[Recorded]:
@@ -167,9 +171,15 @@ class StripeStub:
         session = self.sessions[session_id]
         meta = "subscription_data[metadata]["
         price = self.prices.get(session["line_items[0][price]"]) or price_object(session["line_items[0][price]"])
+        method = {"id": new_id("pm"), "object": "payment_method", "type": "card", "customer": session["customer"],
+                  "card": {"brand": "visa", "last4": "4242", "fingerprint": self.card_fingerprint}}  # fmt: skip
+        self.payment_methods[method["id"]] = method
+        trial_days = int(session.get("subscription_data[trial_period_days]") or 0)
+        trial = {"status": "trialing", "trial_end": int(time.time()) + trial_days * 86400} if trial_days else {}
         sub = subscription_object(
-            new_id("sub"), customer=session["customer"], price=price,
-            metadata={k[len(meta) : -1]: v for k, v in session.items() if k.startswith(meta)},
+            new_id("sub"), customer=session["customer"], price=price, default_payment_method=method["id"],
+            period_days=trial_days or 30,
+            metadata={k[len(meta) : -1]: v for k, v in session.items() if k.startswith(meta)}, **trial,
         )  # fmt: skip
         self.subscriptions[sub["id"]] = sub
         completed = {
@@ -242,6 +252,10 @@ class StripeStub:
             return self._found(self.prices.get(m[1]), "price", m[1])
         if method == "GET" and (m := re.fullmatch(r"/v1/subscriptions/([^/]+)", path)):
             return self._found(self.subscriptions.get(m[1]), "subscription", m[1])
+        if method == "POST" and (m := re.fullmatch(r"/v1/subscriptions/([^/]+)", path)) and m[1] in self.subscriptions:
+            return 200, self._subscription_update(self.subscriptions[m[1]], form), {}
+        if method == "GET" and (m := re.fullmatch(r"/v1/payment_methods/([^/]+)", path)):
+            return self._found(self.payment_methods.get(m[1]), "payment_method", m[1])
         if method == "GET" and path == "/v1/subscriptions":
             data = [s for s in self.subscriptions.values() if query.get("customer") in (None, s["customer"])]
             return 200, {"object": "list", "url": "/v1/subscriptions", "has_more": False, "data": data}, {}
@@ -269,6 +283,16 @@ class StripeStub:
             self.schedule_cancel(sub["id"], seconds_left=self.portal_cancel_seconds)
             return 303, "", {"Location": session["return_url"]}
         return 404, {"error": {"type": "invalid_request_error", "message": f"Stub: no route {method} {path}"}}, {}
+
+    def _subscription_update(self, sub: dict, form: dict) -> dict:
+        """What Stripe does with `trial_end=now`: the trial ends, the first period is billed (paid, here)."""
+        if form.get("trial_end") == "now" and sub["status"] == "trialing":
+            now = int(time.time())
+            sub.update(status="active", trial_end=now)
+            sub["items"]["data"][0].update(current_period_start=now, current_period_end=now + 30 * 86400)
+            if self.webhook_url:
+                self.deliver("customer.subscription.updated", sub)
+        return sub
 
     @staticmethod
     def _found(obj, kind, object_id):

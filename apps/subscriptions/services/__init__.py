@@ -5,8 +5,11 @@ One module per topic; callers import the names from this package:
 - `events`: webhook events verified, stored once and applied (a table of handlers by event type);
 - `sync`: the subscription mirror, re-read from the Stripe API;
 - `emails`: emails that follow changes of a subscription's stored state;
-- `complimentary`: complimentary access granted and revoked by staff;
-- `entitlement`: each reader's access window, stored on the reader whenever the two above change it.
+- `complimentary`: complimentary access granted, revoked (or deleted) by staff;
+- `entitlement`: each reader's access window, bounded, stored on the reader whenever the two above change it (its
+  only writer);
+- `trials`: one free trial per reader and per card;
+- `reconcile`: the daily re-read from Stripe of what may have been missed, and the dead letters mailed.
 - `standin_pages` (test mode only, imported by its views): what Stripe's hosted Checkout and Portal pages do,
   done against the local stand-in (`manage.py stripe_test_server`).
 
@@ -24,6 +27,7 @@ from apps.subscriptions.services.checkout import (
 )
 from apps.subscriptions.services.complimentary import (
     complimentary_access_change,
+    complimentary_access_delete,
     complimentary_access_grant,
     complimentary_access_revoke,
 )
@@ -42,6 +46,7 @@ from apps.subscriptions.services.events import (
     event_verify,
     events_retry_unprocessed,
 )
+from apps.subscriptions.services.reconcile import ReconcileReport, dead_letters_notify, subscriptions_reconcile
 from apps.subscriptions.services.sync import (
     SyncReport,
     customer_link,
@@ -55,14 +60,17 @@ __all__ = [
     "EVENT_HANDLERS",
     "HANDLED_EVENT_TYPES",
     "EmailKind",
+    "ReconcileReport",
     "SyncReport",
     "checkout_session_create",
     "complimentary_access_change",
+    "complimentary_access_delete",
     "complimentary_access_grant",
     "complimentary_access_revoke",
     "customer_ensure",
     "customer_link",
     "customer_sync",
+    "dead_letters_notify",
     "entitlement_refresh",
     "entitlements_refresh_all",
     "event_process",
@@ -76,5 +84,6 @@ __all__ = [
     "subscription_gives_access",
     "subscription_store",
     "subscription_sync",
+    "subscriptions_reconcile",
     "subscriptions_sync_all",
 ]

@@ -4,6 +4,7 @@ A Checkout Session grants nothing by itself: access comes from the webhook, once
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 
 from apps.subscriptions import stripe_api
 from apps.subscriptions.errors import AlreadySubscribed, NoBillingAccount, StripeNotConfigured, UnknownPlan
@@ -59,7 +60,10 @@ def checkout_session_create(*, user, plan: str, success_url: str, cancel_url: st
         # checkout.session.completed arrives.
         "subscription_data": {"metadata": {"user_id": str(user.pk)}},
     }
-    if settings.STRIPE_TRIAL_DAYS > 0:
+    # One trial per reader (as stored now, not as the request loaded them); a card's second trial is ended once
+    # Stripe names the card (services.trials).
+    trialed = get_user_model().objects.filter(pk=user.pk, trial_used_at__isnull=False).exists()
+    if settings.STRIPE_TRIAL_DAYS > 0 and not trialed:
         params["subscription_data"]["trial_period_days"] = settings.STRIPE_TRIAL_DAYS
     if terms_url:
         # Stripe's page shows it above its pay button: the terms are named where the reader pays, not only on

@@ -1,4 +1,5 @@
-"""Complimentary access: granted and revoked by staff in admin, with a reason; no Stripe involved."""
+"""Complimentary access: granted, changed, revoked (or deleted) by staff in admin, with a reason; no Stripe involved.
+Each write recomputes the reader's stored access in its transaction."""
 
 from __future__ import annotations
 
@@ -44,3 +45,20 @@ def complimentary_access_revoke(*, access: ComplimentaryAccess, revoked_by=None)
             access.save(update_fields=["revoked_at", "revoked_by"])
             entitlement_refresh(user_id=access.user_id)
     return access
+
+
+def complimentary_access_delete(*, accesses) -> int:
+    """Deletes grants (admin's delete page and its bulk action) and recomputes their readers' access with them, so
+    that a deleted grant gives nothing from then on; returns how many went. Revoking keeps the record: prefer it."""
+    with transaction.atomic():
+        user_ids = sorted(set(accesses.values_list("user_id", flat=True)))
+        deleted, _ = ComplimentaryAccess.objects.filter(pk__in=list(accesses.values_list("pk", flat=True))).delete()
+        for user_id in user_ids:
+            entitlement_refresh(user_id=user_id)
+    return deleted
+
+
+def complimentary_access_deleted(sender, instance, **kwargs) -> None:
+    """post_delete of a grant, whatever deleted it (a shell, a cascade): its reader's access is recomputed once the
+    deletion is committed (by then a reader deleted with their grants is gone, and there is nothing to do)."""
+    transaction.on_commit(lambda: entitlement_refresh(user_id=instance.user_id))

@@ -1,9 +1,14 @@
-"""The reader's entitlement: when full access from a subscription or complimentary access begins and ends, computed
-when one of them changes and stored on the reader (access_source, access_from, access_until), so that a page asks
-the clock, not the database. This is the one definition of the rule; apps.reading.policy reads what it writes.
+"""The reader's entitlement: when full access from a subscription or complimentary access begins and ends, and why,
+computed from those facts when one of them changes and stored on the reader (access_source, access_from,
+access_until, access_reason), so that a page asks the clock, not the database. This is the one definition of the
+rule and the one writer of those columns (User.save never writes them); apps.reading.policy reads what it writes.
 
-Written by subscription_store (the webhook-driven mirror), complimentary_access_grant / _revoke, and the
-`entitlements_refresh` command (run by a migration, and after SUBSCRIPTION_PAST_DUE_GRACE_DAYS changes).
+Every window is bounded but a grant's with no end date: a paying subscription gives access until its current period
+ends plus SUBSCRIPTION_RENEWAL_MARGIN_HOURS, so a lost renewal or cancellation event costs at most the margin, never
+access for ever; the renewal's event or the daily reconciliation (services.reconcile) moves the end on.
+
+Written by subscription_store (the webhook-driven mirror), the complimentary services, and entitlements_refresh_all
+(the `entitlements_refresh` command, the periodic tasks).
 """
 
 from __future__ import annotations
@@ -25,33 +30,42 @@ PAYING = (Subscription.Status.ACTIVE, Subscription.Status.TRIALING)
 class Entitlement:
     source: str  # "" when nothing gives access now or later
     starts_at: datetime | None  # None: already
-    ends_at: datetime | None  # None: no end known; exclusive
+    ends_at: datetime | None  # None: no end (only a grant without an end date); exclusive
+    reason: str = ""  # why, for admin
 
 
 NONE = Entitlement("", None, None)
 
 
-def subscription_window(subscription, *, grace: timedelta) -> tuple[datetime | None, datetime | None] | None:
-    """(begins, ends) of the access one subscription gives, ends exclusive, or None when it gives none:
+def renewal_margin() -> timedelta:
+    return timedelta(hours=settings.SUBSCRIPTION_RENEWAL_MARGIN_HOURS)
 
-    - active or trialing: until a scheduled cancellation (at period end, or `cancel_at`), else open-ended (Stripe
-      renews it, and the webhook writes the next state);
-    - past_due: until SUBSCRIPTION_PAST_DUE_GRACE_DAYS after it became past due, or the scheduled end if sooner;
+
+def subscription_window(subscription, *, grace: timedelta, margin: timedelta | None = None) -> tuple | None:
+    """(begins, ends) of the access one subscription gives, ends exclusive and never None, or None when it gives none:
+
+    - active or trialing: until its current period (a trial: the trial) ends, plus `margin`; a period end not yet
+      known (rows older than the mirror's period columns) counts from when the row was last read from Stripe;
+    - past_due: until SUBSCRIPTION_PAST_DUE_GRACE_DAYS after it became past due;
+    - either ends sooner at a scheduled cancellation (at period end, or `cancel_at`), without margin;
     - canceled, unpaid, incomplete, incomplete_expired and paused give nothing.
     """
+    margin = renewal_margin() if margin is None else margin
     if subscription.status in PAYING:
-        ends = None
+        paid_until = subscription.current_period_end or subscription.synced_at
+        if subscription.status == Subscription.Status.TRIALING and subscription.trial_end is not None:
+            paid_until = min(paid_until, subscription.trial_end)
+        ends = paid_until + margin
     elif subscription.status == Subscription.Status.PAST_DUE and subscription.past_due_since is not None:
         ends = subscription.past_due_since + grace
     else:
         return None
-    # A period end that is unknown schedules nothing (Stripe always sends one; the old rows may lack it).
     for scheduled in (
         subscription.current_period_end if subscription.cancel_at_period_end else None,
         subscription.cancel_at,
     ):
         if scheduled is not None:
-            ends = scheduled if ends is None else min(ends, scheduled)
+            ends = min(ends, scheduled)
     return None, ends
 
 
@@ -67,26 +81,37 @@ def grant_window(grant) -> tuple[datetime | None, datetime | None] | None:
     return grant.starts_at, grant.ends_at
 
 
-def entitlement_from(subscriptions, grants, *, now: datetime, grace: timedelta) -> Entitlement:
+def entitlement_from(
+    subscriptions, grants, *, now: datetime, grace: timedelta, margin: timedelta | None = None
+) -> Entitlement:
     """The first stretch of access that has not ended at `now`, windows that overlap or touch joined into one.
     A later stretch separated by a gap (a grant starting after a subscription's grace) is written when the first
     ends: a periodic task (subscriptions.tasks.refresh_ended_entitlements) moves on to it."""
-    windows = [(window, "subscription") for s in subscriptions if (window := subscription_window(s, grace=grace))]
-    windows += [(window, "complimentary") for g in grants if (window := grant_window(g))]
-    live = [(begins, ends, source) for (begins, ends), source in windows if ends is None or ends > now]
+    windows = [
+        (window, "subscription", f"subscription {s.stripe_id} ({s.status})")
+        for s in subscriptions
+        if (window := subscription_window(s, grace=grace, margin=margin))
+    ]
+    windows += [
+        (window, "complimentary", f"complimentary access #{g.pk} ({g.reason})")
+        for g in grants
+        if (window := grant_window(g))
+    ]
+    live = [(begins, ends, source, why) for (begins, ends), source, why in windows if ends is None or ends > now]
     if not live:
         return NONE
     live.sort(key=lambda w: (w[0] is not None, w[0] or now))
-    begins, ends, first_source = live[0]
-    sources = {first_source}
-    for other_begins, other_ends, source in live[1:]:
+    begins, ends, first_source, first_why = live[0]
+    sources, reasons = {first_source}, [first_why]
+    for other_begins, other_ends, source, why in live[1:]:
         if ends is not None and other_begins is not None and other_begins > ends:
             break
         sources.add(source)
+        reasons.append(why)
         ends = None if ends is None or other_ends is None else max(ends, other_ends)
     if ends is not None and begins is not None and ends <= begins:
         return NONE
-    return Entitlement("+".join(sorted(sources)), begins, ends)
+    return Entitlement("+".join(sorted(sources)), begins, ends, "; ".join(reasons)[:500])
 
 
 def entitlement_refresh(*, user_id, now: datetime | None = None) -> Entitlement:
@@ -106,9 +131,17 @@ def entitlement_refresh(*, user_id, now: datetime | None = None) -> Entitlement:
             grace=grace,
         )
         User.objects.filter(pk=user_id).update(
-            access_source=entitlement.source, access_from=entitlement.starts_at, access_until=entitlement.ends_at
+            access_source=entitlement.source,
+            access_from=entitlement.starts_at,
+            access_until=entitlement.ends_at,
+            access_reason=entitlement.reason,
         )
     return entitlement
+
+
+def reader_trial_mark(*, user_id, at: datetime) -> None:
+    """Records when the reader had their one free trial (the first one seen: later ones leave it)."""
+    get_user_model().objects.filter(pk=user_id, trial_used_at__isnull=True).update(trial_used_at=at)
 
 
 def entitlements_refresh_all(*, now: datetime | None = None, ended_only: bool = False) -> int:

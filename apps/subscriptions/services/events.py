@@ -190,9 +190,19 @@ def event_process(*, event_id: int) -> StripeEvent | None:
                 settings.STRIPE_EVENT_MAX_ATTEMPTS,
                 message,
             )
+            _operators_notify()
         raise
     event.refresh_from_db()
     return event
+
+
+def _operators_notify() -> None:
+    from apps.subscriptions.services.reconcile import dead_letters_notify  # reconcile imports this module
+
+    try:
+        dead_letters_notify()
+    except OSError as error:  # the mail server: the daily reconciliation mails it again
+        logger.warning("Could not mail the operators about a dead letter: %s", error)
 
 
 def event_replay(*, event_id: int) -> StripeEvent | None:

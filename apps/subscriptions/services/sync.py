@@ -16,7 +16,8 @@ from apps.subscriptions import stripe_api
 from apps.subscriptions.errors import StripeDataError
 from apps.subscriptions.models import Customer, Subscription
 from apps.subscriptions.services.emails import EmailKind, _enqueue_email
-from apps.subscriptions.services.entitlement import entitlement_refresh
+from apps.subscriptions.services.entitlement import entitlement_refresh, reader_trial_mark
+from apps.subscriptions.services.trials import subscription_trial_refuse
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,10 @@ def subscription_sync(
             if getattr(exc, "code", None) != "resource_missing":
                 raise
             return _subscription_gone(stripe_subscription_id)
-        return subscription_store(data=data, past_due_observed_at=past_due_observed_at)
+        subscription = subscription_store(data=data, past_due_observed_at=past_due_observed_at)
+        if subscription is not None and (ended_trial := subscription_trial_refuse(subscription=subscription)):
+            subscription = subscription_store(data=ended_trial)
+        return subscription
 
 
 @dataclass
@@ -110,6 +114,8 @@ def subscription_store(*, data: dict, past_due_observed_at: datetime | None = No
         subscription, _ = Subscription.objects.update_or_create(
             stripe_id=data["id"], defaults={**fields, "customer": customer, "synced_at": now}
         )
+        if subscription.trial_end is not None:
+            reader_trial_mark(user_id=customer.user_id, at=subscription.stripe_created or now)
         entitlement_refresh(user_id=customer.user_id)
         for kind in _emails_for_transition(existing, subscription):
             _enqueue_email(subscription.pk, kind)
@@ -144,6 +150,7 @@ def _subscription_fields(data: dict) -> dict:
         "canceled_at": ts(data.get("canceled_at")),
         "ended_at": ts(data.get("ended_at")),
         "trial_end": ts(data.get("trial_end")),
+        "payment_method_id": (stripe_api.object_id(data.get("default_payment_method")) or "")[:255],
         "livemode": bool(data.get("livemode")),
         "stripe_created": ts(data.get("created")),
     }

@@ -22,6 +22,12 @@ def billing_summary(user):
 
 
 @register.simple_tag
+def dead_letters_count():
+    """{% dead_letters_count as dead %}: admin's index warns while Stripe events wait to be replayed."""
+    return selectors.dead_letters_count()
+
+
+@register.simple_tag
 def money(amount, currency):
     return selectors.money(amount, currency)
 
