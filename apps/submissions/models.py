@@ -205,6 +205,9 @@ class GpuWorker(models.Model):
     gpu_kind = models.CharField(max_length=32)
     gpu_name = models.CharField(max_length=100, blank=True)
     gpu_index = models.CharField(max_length=16, blank=True, help_text="CUDA_VISIBLE_DEVICES of the worker")
+    sandbox = models.CharField(
+        max_length=200, blank=True, help_text="How the node confines readers' code (kernels/confine.py), as reported"
+    )
     started_at = models.DateTimeField()
     last_seen_at = models.DateTimeField()
     current_submission = models.ForeignKey(
@@ -218,3 +221,8 @@ class GpuWorker(models.Model):
 
     def __str__(self):
         return f"{self.hostname} ({self.gpu_kind})"
+
+    @property
+    def unconfined(self) -> bool:
+        """It reported running readers' code without the sandbox (an operator's opt-out)."""
+        return self.sandbox.startswith("RUNNING UNCONFINED")

@@ -158,3 +158,26 @@ def test_a_worker_is_a_gpu_worker_by_the_queues_it_consumes(monkeypatch, argv, k
     monkeypatch.setattr("sys.argv", argv)
     monkeypatch.setenv("GPU_KIND", "h200")
     assert worker.gpu_kind() == kind
+
+
+@pytest.mark.parametrize(
+    "argv, untrusted",
+    [
+        (["celery", "-A", "config", "worker", "-Q", "compile", "-c", "2"], True),
+        (["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1"], True),
+        (["celery", "-A", "config", "worker", "-Q", "default"], False),
+    ],
+)
+def test_a_judge_worker_on_a_node_that_cannot_sandbox_refuses_to_start_unless_opted_out(monkeypatch, argv, untrusted):
+    """Issue 41: no worker that compiles or judges readers' kernels starts unconfined without the operator's say."""
+    from apps.submissions import worker
+    from kernels import confine
+
+    monkeypatch.setattr("sys.argv", argv)
+    assert worker.takes_untrusted_jobs() is untrusted
+    monkeypatch.setattr(confine, "support", lambda: confine.Support(landlock_abi=0, seccomp=True, opted_out=False))
+    with pytest.raises(SystemExit, match="lacks Landlock"):
+        worker.refuse_unconfined()
+    monkeypatch.setattr(confine, "support", lambda: confine.Support(landlock_abi=0, seccomp=True, opted_out=True))
+    worker.refuse_unconfined()  # the operator's opt-out: it starts, and says so
+    assert worker.sandbox_summary().startswith("RUNNING UNCONFINED (operator opt-out)")

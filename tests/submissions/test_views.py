@@ -701,12 +701,18 @@ def test_the_staff_page_shows_queues_and_workers_to_staff_only(locked_exercise, 
         hostname="gpu0@node1", gpu_kind="h200", gpu_name="NVIDIA H200", started_at=now, last_seen_at=now, jobs_done=7
     )
     GpuWorker.objects.create(
-        hostname="gpu1@node1", gpu_kind="h200", started_at=now, last_seen_at=now - timedelta(hours=1)
+        hostname="gpu1@node1",
+        gpu_kind="h200",
+        started_at=now,
+        last_seen_at=now - timedelta(hours=1),
+        sandbox="RUNNING UNCONFINED (operator opt-out): this kernel lacks Landlock",
     )
     make_submission(subscriber, locked_exercise)
     staff = make_visitor("staff")
     body = client_for(staff).get("/staff/judge/").content.decode()
     assert "gpu0@node1" in body and "gpu1@node1" in body and "NVIDIA H200" in body
+    # Issue 41: a worker that runs readers' code without the sandbox is named at the top of the page.
+    assert "gpu1@node1 runs readers' kernels without the sandbox" in body and "unconfined</span>" in body
     assert '<strong class="mono">H200</strong>: 1 online' in body
     assert "compile" in body and "gpu.h200" in body  # the queues, from the real broker
     assert "Queued: <strong>1</strong>" in body
