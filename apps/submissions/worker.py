@@ -5,9 +5,11 @@ One GPU = one Celery worker with one process (README.md, "Operators"):
 
     CUDA_VISIBLE_DEVICES=0 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu0@%h --prefetch-multiplier 1
 
-A worker is a GPU worker when it consumes a `gpu.<kind>` queue; CPU workers (`-Q default,compile`)
-neither register nor start a judge. Nothing here imports Django models at module
-level: config/celery.py imports this module to connect the signals before Django is set up.
+A worker is a GPU worker when it consumes a `gpu.<kind>` queue; CPU workers (`-Q default`, `-Q compile`)
+neither register nor start a judge. The signals are connected when this module is imported, from
+SubmissionsConfig.ready(): a Celery worker sets Django up first thing (Celery's Django fixup, in
+WorkController.__init__, before `celeryd_after_setup` and long before `worker_process_init`), so every signal
+below is connected before it is sent. Nothing here imports Django models at module level.
 """
 
 from __future__ import annotations
@@ -34,17 +36,41 @@ def gpu_kind() -> str:
 
     Decided by the queues, not by GPU_KIND alone: .env (and so every container) may set GPU_KIND, and a CPU
     worker must never report itself as a GPU that is online."""
-    argv = sys.argv
+    for queue in consumed_queues():
+        if queue.startswith("gpu."):
+            return queue[4:]
+    return ""
+
+
+def consumed_queues() -> list[str]:
+    """The queues given to `celery worker -Q` (empty: Celery's default queue only)."""
+    argv, queues = sys.argv, []
     for index, arg in enumerate(argv):
         value = (
             argv[index + 1]
             if arg in ("-Q", "--queues") and index + 1 < len(argv)
             else (arg.split("=", 1)[1] if arg.startswith("--queues=") else "")
         )
-        for queue in value.split(","):
-            if queue.startswith("gpu."):
-                return queue[4:]
-    return ""
+        queues += [queue for queue in value.split(",") if queue]
+    return queues
+
+
+def takes_untrusted_jobs() -> bool:
+    """Whether this worker compiles or judges readers' kernels (the `compile` and `gpu.<kind>` queues)."""
+    return any(queue == "compile" or queue.startswith("gpu.") for queue in consumed_queues())
+
+
+def refuse_unconfined() -> None:
+    """Stop a worker that would run readers' kernels on a node that cannot sandbox them (kernels/confine.py), unless
+    the operator opted out (KERNELS_SANDBOX_OPT_OUT=1: then a CRITICAL line says so, and the staff judge page)."""
+    from kernels import confine
+
+    try:
+        found = confine.require()
+    except confine.SandboxUnavailable as exc:
+        logger.critical("%s", exc)
+        raise SystemExit(f"worker not started: {exc}") from None
+    logger.info("sandbox: %s", found.summary())
 
 
 def node_name() -> str:
@@ -65,7 +91,6 @@ def judge():
             warm_up=settings.SUBMISSIONS_JUDGE_WARM_UP,
             ceilings_max_age_s=settings.GPU_CEILINGS_MAX_AGE_S,
             spares=settings.GPU_WARM_SPARES,
-            setups_beside_jobs=settings.GPU_SETUPS_BESIDE_JOBS,
         )
     return _judge
 
@@ -103,6 +128,12 @@ def gpu_name() -> str:
     return query.stdout.strip().splitlines()[0] if query.returncode == 0 and query.stdout.strip() else ""
 
 
+def sandbox_summary() -> str:
+    from kernels import confine
+
+    return confine.support().summary()[:200]
+
+
 def register() -> None:
     from django.utils import timezone
 
@@ -115,6 +146,7 @@ def register() -> None:
             "gpu_kind": gpu_kind(),
             "gpu_name": gpu_name()[:100],
             "gpu_index": gpu_index(),
+            "sandbox": sandbox_summary(),
             "started_at": now,
             "last_seen_at": now,
             "stopped_at": None,
@@ -146,19 +178,8 @@ def _heartbeat_loop(interval_s: float) -> None:
 def _remember_node_name(sender, instance=None, **kwargs):
     global _node_name
     _node_name = str(sender)
-
-
-@signals.worker_process_init.connect
-def _allow_judge_children(**kwargs):
-    # Celery's pool (billiard) installs its own process object as the standard library's current process:
-    # daemonic, which multiprocessing refuses children to, and with an authkey that `spawn` cannot pickle.
-    # The judge's design is a child per job (NVRTC on CPU workers, the GPU run on GPU workers), so this
-    # process drops both for the standard library. The children are daemonic themselves and still end with it.
-    import multiprocessing.process
-
-    config = multiprocessing.process.current_process()._config
-    config.pop("daemon", None)
-    config["authkey"] = multiprocessing.process.AuthenticationString(bytes(config["authkey"]))
+    if takes_untrusted_jobs():
+        refuse_unconfined()  # SystemExit: Celery's signals log an Exception, but this one ends the worker
 
 
 @signals.worker_process_init.connect
