@@ -190,12 +190,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--spares", type=int, help="spare children per GPU worker (GPU_WARM_SPARES; default: the setting's)"
     )
-    parser.add_argument(
-        "--setups-beside-jobs",
-        type=int,
-        choices=(0, 1),
-        help="1: spares set up while jobs run, 0: only between jobs (GPU_SETUPS_BESIDE_JOBS; default: the setting's)",
-    )
     parser.add_argument("--compile-concurrency", type=int, default=min(8, os.cpu_count() or 1))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds a phase may take")
     parser.add_argument("--use-env-services", action="store_true", help="DATABASE_URL and CELERY_BROKER_URL")
@@ -260,11 +254,14 @@ def tool_env(var_dir: Path, args) -> dict[str, str]:
         env.setdefault("CELERY_BROKER_RESTORE_INTERVAL_S", "2")
     if args.spares is not None:
         env.update(GPU_WARM_SPARES=str(args.spares))
-    if args.setups_beside_jobs is not None:
-        env.update(GPU_SETUPS_BESIDE_JOBS=str(args.setups_beside_jobs))
     if args.cpu_standin:
         env.update(SUBMISSIONS_JUDGE_JOB=f"{STANDIN}:judge_job", SUBMISSIONS_JUDGE_WARM_UP=f"{STANDIN}:warm_up")
-        env.update(STANDIN_JOB_S=str(args.standin_job_s))
+        # The GPU workers' supervisor hands on only what a judge worker reads (config/judge_env.py) and what is named.
+        env.update(
+            STANDIN_JOB_S=str(args.standin_job_s),
+            JUDGE_WORKER_EXTRA_ENV="STANDIN_JOB_S",
+            KERNELS_CHILD_VARIABLES="STANDIN_JOB_S",
+        )
     return env
 
 
@@ -284,8 +281,6 @@ def hidden_check(args) -> dict:
     kw = {"job": f"{STANDIN}:judge_job", "warm_up": f"{STANDIN}:warm_up"} if args.cpu_standin else {}
     if args.spares is not None:
         kw["spares"] = args.spares
-    if args.setups_beside_jobs is not None:
-        kw["setups_beside_jobs"] = bool(args.setups_beside_jobs)
     medians: dict[str, list[float]] = {"warm_ahead": [], "alone": [], "control": []}
     verdicts = set()
     footprint: dict | None = None
@@ -323,8 +318,10 @@ def hidden_check(args) -> dict:
 def spare_footprint(judge) -> dict:
     """What the pool's spares hold between jobs (kernels/sandbox.py): the CPU memory (RSS) of a set-up spare
     and of one that has only imported, and the GPU memory of a set-up spare (nvidia-smi, where there is one)."""
+    from kernels.sandbox import Stage
+
     spares = judge.worker._spares
-    if spares and not any(s.ready or s.setting_up for s in spares):
+    if spares and not any(s.stage is Stage.READY or s.setting_up for s in spares):
         # Whether a spare is set up at this instant depends on where the pool's cycle stands (how busy the machine
         # was): set one up now, between jobs, where a setup may run, so that there is one to measure.
         spares[0].release(judge.worker.setup_payload())
@@ -345,8 +342,8 @@ def spare_footprint(judge) -> dict:
             with contextlib.suppress(ValueError):
                 pid, used = line.split(",")
                 gpu_mib[int(pid)] = float(used)
-    set_up = [s.process.pid for s in spares if s.ready]
-    imported = [s.process.pid for s in spares if s.imported and not s.released]
+    set_up = [s.process.pid for s in spares if s.stage is Stage.READY]
+    imported = [s.process.pid for s in spares if s.stage is Stage.IMPORTED]
     return {
         "size": judge.worker.spares,
         "set_up": len(set_up),

@@ -3,15 +3,15 @@ GPU worker does with a full queue, for several sizes of the pool of warm spares 
 Celery or database: it isolates what the pool changes (the wait for a set-up child between jobs) from the rest of
 the pipeline that bench/judge_load.py measures.
 
-    python3 bench/pool_rate.py [--problem sgemm] [--jobs 30] [--spares 1,2,4] [--schedules beside,gaps]
+    python3 bench/pool_rate.py [--problem sgemm] [--jobs 30] [--spares 1,2,4]
     python3 bench/pool_rate.py --problem all --jobs 8 --spares 4 --settle-s 3   # every example: capacity rows
 
-Prints, per problem's example, schedule (GPU_SETUPS_BESIDE_JOBS) and pool size: jobs per minute (first job's
-start to last job's end) and GPU-seconds a job, the per-job wall time, setup wait and wait of its timed launches
-for spares' setup steps (the device lock; p50 and mean), where a job's and a spare's setup's time goes, and the
-median over jobs of the kernel's timed median with its spread, so that a pool that disturbed the timing would
-show. Every job must be accepted. Without the site, a job's GPU-seconds leave out the worker's own time around
-the judge (its claim, record and broker: judge_load's "idle between jobs", about 30 ms).
+Prints, per problem's example and pool size: jobs per minute (first job's start to last job's end) and GPU-seconds
+a job, the per-job wall time, setup wait and wait of its timed launches for spares' setup steps (the device lock;
+p50 and mean), where a job's and a spare's setup's time goes, and the median over jobs of the kernel's timed
+median with its spread, so that a pool that disturbed the timing would show. Every job must be accepted. Without
+the site, a job's GPU-seconds leave out the worker's own time around the judge (its claim, record and broker:
+judge_load's "idle between jobs", about 30 ms).
 """
 
 from __future__ import annotations
@@ -23,16 +23,17 @@ from pathlib import Path
 
 from kernels import compiler, problems
 from kernels.judge import GpuJudge, JudgeOptions
+from kernels.payloads import SetupAnswer
 from kernels.results import Verdict
 
 PROBLEMS = Path(__file__).resolve().parents[1] / "kernels" / "problems"
 
 
-def run(compiled, jobs: int, spares: int, beside: bool, kept: dict | None, settle_s: float) -> dict:
+def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: float) -> dict:
     options = JudgeOptions()
     walls, waits, lock_waits, medians, setups = [], [], [], [], []
     stages: dict[str, list[float]] = {}
-    with GpuJudge(spares=spares, setups_beside_jobs=beside) as judge:
+    with GpuJudge(spares=spares) as judge:
         judge.kept = kept  # the first pool size's measuring setup, handed on as a worker hands it to its children
         judge.judge(compiled, options)  # a first child that measures the ceilings is not part of the rate
         time.sleep(settle_s)  # the pool fills and sets up, as it would while a worker waits for its next message
@@ -47,14 +48,14 @@ def run(compiled, jobs: int, spares: int, beside: bool, kept: dict | None, settl
             for stage, ms in result.stage_ms.items():
                 stages.setdefault(stage, []).append(ms)
             medians.append(result.benchmarks[0].candidate.median_ms)
-            setup = (judge.worker.setup_value or {}).get("setup_ms")
+            answer = judge.worker.setup_value
+            setup = answer.setup_ms if isinstance(answer, SetupAnswer) else None
             if setup and setup not in setups:
                 setups.append(setup)
         elapsed = time.perf_counter() - begin
         kept = judge.kept
     return {
         "spares": spares,
-        "schedule": "beside" if beside else "gaps",
         "jobs_per_min": 60 * jobs / elapsed,
         "wall_ms_p50": statistics.median(walls),
         "wait_ms_p50": statistics.median(waits),
@@ -74,38 +75,32 @@ def main() -> None:
     parser.add_argument("--problem", default="sgemm", help="problems whose example is judged, comma-separated, or all")
     parser.add_argument("--jobs", type=int, default=30)
     parser.add_argument("--spares", default="1,2,4", help="pool sizes to measure, comma-separated")
-    parser.add_argument(
-        "--schedules",
-        default="beside",
-        help="beside (spares set up while jobs run, through the device lock) and/or gaps (only between jobs)",
-    )
     parser.add_argument("--settle-s", type=float, default=10.0, help="pause for the pool to set up before timing")
     args = parser.parse_args()
     names = problems.available() if args.problem == "all" else args.problem.split(",")
     print(
-        "| problem | schedule | spares | jobs/min | GPU-s a job | job wall p50 ms | setup wait p50 / mean | "
+        "| problem | spares | jobs/min | GPU-s a job | job wall p50 ms | setup wait p50 / mean | "
         "lock wait p50 / mean | kernel ms |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     kept = None  # the ceilings, measured by the first judge and handed on to the others
     for problem in names:
         compiled = compiler.compile_submission((PROBLEMS / problem / "example.cu").read_text(), problem)
         if not compiled.ok:
             raise SystemExit(f"{problem}: {compiled.message}")
-        for schedule in args.schedules.split(","):
-            for spares in (int(s) for s in args.spares.split(",")):
-                r = run(compiled, args.jobs, spares, schedule == "beside", kept, args.settle_s)
-                kept = r.pop("kept")
-                print(
-                    f"| {problem} | {r['schedule']} | {r['spares']} | {r['jobs_per_min']:.1f} | "
-                    f"{60 / r['jobs_per_min']:.3f} | {r['wall_ms_p50']:.0f} | "
-                    f"{r['wait_ms_p50']:.0f} / {r['wait_ms_mean']:.0f} | {r['lock_wait_ms_p50']:.0f} / "
-                    f"{r['lock_wait_ms_mean']:.0f} | {r['kernel_ms']:.3f} (spread {r['kernel_spread_pct']:.1f}%) |",
-                    flush=True,
-                )
-                stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
-                setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
-                print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
+        for spares in (int(s) for s in args.spares.split(",")):
+            r = run(compiled, args.jobs, spares, kept, args.settle_s)
+            kept = r.pop("kept")
+            print(
+                f"| {problem} | {r['spares']} | {r['jobs_per_min']:.1f} | "
+                f"{60 / r['jobs_per_min']:.3f} | {r['wall_ms_p50']:.0f} | "
+                f"{r['wait_ms_p50']:.0f} / {r['wait_ms_mean']:.0f} | {r['lock_wait_ms_p50']:.0f} / "
+                f"{r['lock_wait_ms_mean']:.0f} | {r['kernel_ms']:.3f} (spread {r['kernel_spread_pct']:.1f}%) |",
+                flush=True,
+            )
+            stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
+            setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
+            print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from kernels import compiler, confine, judge, sandbox
+from kernels.payloads import CompileJob
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "kernels" / "problems" / "vector_add" / "example.cu"
 
@@ -28,7 +29,7 @@ def measure(kind: str, children: int) -> dict[str, list[float]]:
     else:
         access, code = judge.gpu_access((judge.JOB, judge.WARM_UP), None), (judge.JOB, judge.WARM_UP)
     figures: dict[str, list[float]] = {"confine_ms": [], "start_ms": [], "compile_ms": []}
-    payload = {"source": EXAMPLE.read_text(), "names": ["vector_add"], "arch": compiler.DEFAULT_ARCH}
+    job = CompileJob(source=EXAMPLE.read_text(), names=("vector_add",), arch=compiler.DEFAULT_ARCH)
     for _ in range(children):
         with sandbox.Worker(preload=code, access=access) as worker:
             begin = time.perf_counter()
@@ -37,8 +38,8 @@ def measure(kind: str, children: int) -> dict[str, list[float]]:
             assert outcome.status is sandbox.Status.OK, outcome.error
             figures["confine_ms"].append(worker._child.confine_ms)
             if kind == "compile":
-                done = worker.call("kernels.compiler:compile_job", payload, 60)
-                assert done.status is sandbox.Status.OK and done.value["ok"], done.error or done.value["log"]
+                done = worker.call("kernels.compiler:compile_job", job, 60)
+                assert done.status is sandbox.Status.OK and done.value.ok, done.error or done.value.log
                 figures["compile_ms"].append(done.wall_time_ms)
     return figures
 

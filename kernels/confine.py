@@ -32,6 +32,7 @@ what the node has, every start logs a CRITICAL line, and the staff judge page sa
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import errno
 import logging
 import os
@@ -123,7 +124,10 @@ _DENIED_CALLS = (
     "accept4",
     "sendto",
     "sendmmsg",
+    "sendmsg",
 )
+# Of those, what CUDA's driver calls while it makes a context (the socket is checked to be a Unix one).
+_CUDA_DRIVER_CALLS = ("socket", "bind", "listen")
 _CLONE_THREAD = 0x00010000
 _AF_UNIX = 1
 
@@ -228,6 +232,10 @@ class Access:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     devices: tuple[str, ...] = ()
+    # What CUDA's driver needs beyond files (found on the H200: without either, cudaGetDevice fails with
+    # cudaErrorOperatingSystem): writing the child's own /proc entries, and a Unix socket it creates, binds and
+    # listens on. Connecting or sending to any socket stays refused, so no other process is reached through it.
+    cuda_driver: bool = False
 
     @classmethod
     def for_code(cls, modules: tuple[str, ...] = ()) -> Access:
@@ -248,7 +256,8 @@ class Access:
         )
 
     def plus(self, read: tuple[str, ...] = (), write: tuple[str, ...] = (), devices: tuple[str, ...] = ()) -> Access:
-        return Access(
+        return dataclasses.replace(
+            self,
             read=self.read + _existing(*read),
             write=self.write + _existing(*write),
             devices=self.devices + _existing(*devices),
@@ -259,7 +268,7 @@ class Access:
         nodes = [str(p) for pattern in _GPU_DEVICE_GLOBS for p in sorted(Path("/dev").glob(pattern))]
         cuda = (os.environ.get("CUDA_PATH", ""), os.environ.get("CUDA_HOME", ""))
         cuda += ("/usr/local/cuda", "/usr/local/nvidia")
-        return self.plus(read=(*_GPU_READ, *cuda), devices=tuple(nodes))
+        return dataclasses.replace(self.plus(read=(*_GPU_READ, *cuda), devices=tuple(nodes)), cuda_driver=True)
 
 
 def package_dir(package: str) -> str:
@@ -305,7 +314,7 @@ def apply(confinement: Confinement) -> None:
     if found.landlock_abi:
         _restrict_files(confinement.access, found.landlock_abi)
     if found.seccomp:
-        _filter_calls()
+        _filter_calls(confinement.access.cuda_driver)
     _drop_capabilities()  # last: the filters above are installed with no_new_privs, which needs no capability
     if confinement.enforce and not found.confined:
         raise SandboxUnavailable(found.summary())
@@ -341,17 +350,21 @@ def _restrict_files(access: Access, abi: int) -> None:
     for path in access.devices:
         ruleset.allow(path, rules=(device_rights | FSAccess.READ_DIR) if os.path.isdir(path) else device_rights)
     # The child's own /proc entry (its maps, its fds, its threads), resolved now to this process's number.
-    ruleset.allow(f"/proc/{os.getpid()}", rules=FSAccess.READ_FILE | FSAccess.READ_DIR)
+    own = FSAccess.READ_FILE | FSAccess.READ_DIR | (FSAccess.WRITE_FILE if access.cuda_driver else 0)
+    ruleset.allow(f"/proc/{os.getpid()}", rules=own)
     ruleset.apply()
 
 
-def _filter_calls() -> None:
+def _filter_calls(cuda_driver: bool) -> None:
     import pyseccomp as seccomp
 
     denied = seccomp.ERRNO(errno.EPERM)
     calls = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_CALLS:
-        calls.add_rule(denied, name)
+        if not (cuda_driver and name in _CUDA_DRIVER_CALLS):
+            calls.add_rule(denied, name)
+    if cuda_driver:  # a Unix socket only: no network
+        calls.add_rule(denied, "socket", seccomp.Arg(0, seccomp.NE, _AF_UNIX, 0))
     # A new thread is a clone with CLONE_THREAD; anything else is a new process.
     calls.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     # clone3's flags sit behind a pointer a filter cannot read: ENOSYS makes glibc fall back to clone, checked above.

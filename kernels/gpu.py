@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from kernels import compiler
 from kernels.baselines import Chosen
 from kernels.ceilings import uuid_text
 from kernels.devicelock import DeviceLock
+from kernels.payloads import SetupAnswer, SetupRequest
 from kernels.problems.dtypes import bf16_from_f32
 from kernels.results import Ceilings, Telemetry
 
@@ -148,12 +150,13 @@ def context() -> GpuContext:
     return _CONTEXT
 
 
-def warm_up(payload: dict | None = None) -> dict:
-    """The GPU worker's setup hook (kernels/ceilings.py has the payload): everything a first job would
-    otherwise pay for. The context, cuBLAS handle and flush buffer; the ceilings, kept from the payload when
+def warm_up(request: SetupRequest | None = None) -> SetupAnswer:
+    """The GPU worker's setup hook (kernels/ceilings.py builds the request): everything a first job would
+    otherwise pay for. The context, cuBLAS handle and flush buffer; the ceilings, kept from the request when
     they were measured on this device, else measured now; and a rehearsal of the problems named (all when
     None): CuPy's run-time compilation of the elementwise kernels that input generation and checking use,
-    the baseline's library loaded. Returns what the parent keeps: this device's identity and its ceilings."""
+    the baseline's library loaded. Returns what the parent keeps: this device's identity, its ceilings and
+    baselines, and where the setup's time went."""
     from kernels import checks, problems
     from kernels.ceilings import setup_answer
 
@@ -161,7 +164,8 @@ def warm_up(payload: dict | None = None) -> dict:
     # that job's timed rounds run; the measurement holds it alone (kernels/devicelock.py). Making the context
     # launches no work on the device (driver calls, allocations, the cuBLAS handle) and runs unlocked: beside
     # timed launches it changed none of them measurably (bench/setup_cost.py, kernels/BENCHMARKS.md).
-    DEVICE_LOCK.use((payload or {}).get("device_lock"))
+    request = request or SetupRequest()
+    DEVICE_LOCK.use(request.device_lock)
     spent: dict[str, float] = {}
     waited_before = DEVICE_LOCK.waited_s
 
@@ -176,8 +180,8 @@ def warm_up(payload: dict | None = None) -> dict:
         ctx = context()
 
     identity = device_identity(ctx)
-    if (payload or {}).get("identity") == identity:
-        ctx.baselines.keep(payload.get("baselines"))
+    if request.identity == identity:
+        ctx.baselines.keep(request.baselines)
 
     def measure() -> dict:
         with DEVICE_LOCK.timed():
@@ -190,15 +194,15 @@ def warm_up(payload: dict | None = None) -> dict:
         return measured
 
     with step("ceilings and baselines", locked=False):  # measure() holds the lock alone where it measures
-        answer, measured = setup_answer(payload, identity, measure)
-    answer["baselines"] = ctx.baselines.to_dict()
-    if not measured:
-        ctx.keep_ceilings(answer["ceilings"])
-    for name in (payload or {}).get("rehearse") or problems.available():
+        answer = setup_answer(request, identity, measure)
+    baselines = ctx.baselines.to_dict()
+    if not answer.measured:
+        ctx.keep_ceilings(answer.ceilings)
+    for name in request.rehearse or problems.available():
         checks.rehearse(problems.load(name), ctx, step=lambda part: step(f"rehearsal: {part}"))
     # Where a setup's time goes (bench/pool_rate.py prints it), waits for timed rounds included.
-    answer["setup_ms"] = {**spent, "lock wait": (DEVICE_LOCK.waited_s - waited_before) * 1e3}
-    return answer
+    setup_ms = {**spent, "lock wait": (DEVICE_LOCK.waited_s - waited_before) * 1e3}
+    return dataclasses.replace(answer, baselines=baselines, setup_ms=setup_ms)
 
 
 def device_identity(ctx: GpuContext) -> dict:

@@ -17,9 +17,9 @@ import shutil
 import subprocess
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from kernels import ceilings, compiler, devicelock, problems, sandbox
+from kernels.payloads import GpuJob, JobOptions, SetupAnswer, SetupRequest
 from kernels.results import CompileResult, JudgeResult, Verdict
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class GpuJudge:
     launch shares the GPU with a setup (the schedule: kernels/sandbox.py).
 
     The ceilings are measured by the first child and kept here; every later child receives them in its setup
-    payload and measures again only on another device identity, or when they are older than
+    request and measures again only on another device identity, or when they are older than
     `ceilings_max_age_s` (kernels/ceilings.py); a child that idled past that age is replaced before the next
     job, by one that measures in its setup. `ceilings_measured` counts the children that measured."""
 
@@ -67,21 +67,19 @@ class GpuJudge:
         ceilings_max_age_s: float = ceilings.CEILINGS_MAX_AGE_S,
         warm_ahead: bool = True,
         spares: int = DEFAULT_SPARES,
-        setups_beside_jobs: bool = True,
     ):
         # job / warm_up ("module:function") are the GPU runner's unless a caller (a test's CPU stand-in) says otherwise.
-        # warm_ahead=False starts the successor only after the job (its imports then wait too): the
-        # comparison that shows the overlap leaves the timing alone (bench/judge_load.py --hidden-check).
-        # setups_beside_jobs=False keeps the spares' setups to the gaps between jobs (their imports still run
-        # beside jobs; no device lock is needed): the other schedule, which bench/pool_rate.py compares.
+        # warm_ahead=False starts the successor only after the job (its imports then wait too; no spares, so no
+        # device lock): the comparison that shows the overlap leaves the timing alone (bench/judge_load.py
+        # --hidden-check).
         self.warm = warm
         self.job = job
         self.warm_ahead = warm and warm_ahead
         self.ceilings_max_age_s = ceilings_max_age_s
-        self.kept: dict[str, Any] | None = None  # the latest setup's answer: device identity and ceilings
+        self.kept: SetupAnswer | None = None  # the latest setup's answer: device identity, ceilings, baselines
         self.ceilings_measured = 0
         self._rehearse: list[str] | None = None  # None: the first child rehearses every problem
-        self.device_lock = devicelock.new_lock_file() if self.warm_ahead and setups_beside_jobs else None
+        self.device_lock = devicelock.new_lock_file() if self.warm_ahead else None
         self.worker = sandbox.Worker(
             setup=warm_up if warm else None,
             preload=(job,),
@@ -89,11 +87,10 @@ class GpuJudge:
             setup_payload=self._setup_payload,
             spares=spares if self.warm_ahead else 0,
             setup_alone=self._measures,
-            setups_beside_jobs=self.device_lock is not None,
             teardown_hold=(lambda: devicelock.setup_step_at(self.device_lock)) if self.device_lock else None,
         )
 
-    def _setup_payload(self) -> dict[str, Any]:
+    def _setup_payload(self) -> SetupRequest:
         # The latest setup's answer first: a spare released while the first job runs must get the ceilings the
         # first child has just measured, not measure them again beside the job.
         self._keep_setup_answer()
@@ -102,23 +99,23 @@ class GpuJudge:
     def _measures(self) -> bool:
         """Whether the next child's setup would measure the ceilings (which needs the device to itself); not
         when setups have answered without any (a warm-up that keeps none, e.g. a CPU stand-in's)."""
-        payload = self._setup_payload()  # keeps the latest setup's answer first
+        request = self._setup_payload()  # keeps the latest setup's answer first
         if self.worker.setups_done and self.kept is None:
             return False
-        return payload["ceilings"] is None
+        return request.ceilings is None
 
     def _ceilings_stale(self) -> bool:
-        ceilings = (self.kept or {}).get("ceilings") or {}
+        ceilings = (self.kept.ceilings if self.kept is not None else None) or {}
         return bool(ceilings) and time.time() - (ceilings.get("measured_at") or 0.0) >= self.ceilings_max_age_s
 
     def _keep_setup_answer(self) -> None:
         answer = self.worker.setup_value
-        if isinstance(answer, dict) and answer is not self.kept:
+        if isinstance(answer, SetupAnswer) and answer is not self.kept:
             self.kept = answer
-            self.ceilings_measured += bool(answer.get("measured"))
-            if answer.get("measured") and self.ceilings_measured > 1:
+            self.ceilings_measured += answer.measured
+            if answer.measured and self.ceilings_measured > 1:
                 # Seconds of the device held alone: an operator should see why it happened again.
-                log.warning("a child measured the ceilings again: %s", answer.get("why_measured"))
+                log.warning("a child measured the ceilings again: %s", answer.why_measured)
 
     def start(self) -> str | None:
         """Start the child now (CUDA context, cuBLAS handle, ceilings); returns an error text if that failed."""
@@ -139,15 +136,15 @@ class GpuJudge:
             )
         seed = options.seed if options.seed is not None else secrets.randbits(31)
         job_options = {k: v for k, v in asdict(options).items() if k not in ("seed", "timeout_s")}
-        payload = {
-            "problem": compiled.problem,
-            "arch": compiled.arch,
-            "cubin": compiled.cubin,
-            "lowered_names": compiled.lowered_names,
-            "plan": compiled.plan,
-            "kernels": [k.to_dict() for k in compiled.kernels],
-            "options": {"seed": seed, **job_options},
-        }
+        job = GpuJob(
+            problem=compiled.problem,
+            arch=compiled.arch,
+            cubin=compiled.cubin,
+            lowered_names=compiled.lowered_names,
+            plan=compiled.plan,
+            kernels=[k.to_dict() for k in compiled.kernels],
+            options=JobOptions(seed=seed, **job_options),
+        )
         if self.warm:
             # Spares set up from now on rehearse this problem, the likeliest next one (a burst is one exercise);
             # set before the job, so that those released while it runs do not rehearse every problem.
@@ -162,7 +159,7 @@ class GpuJudge:
             # sent, or before the job waits for a setup.
             self.worker.release_spares()
         spawn = self.worker.spawn_spares if self.warm_ahead else None
-        outcome = self.worker.call(self.job, payload, options.timeout_s, overlap=spawn)
+        outcome = self.worker.call(self.job, job, options.timeout_s, overlap=spawn)
         self._keep_setup_answer()
         if self.warm:
             self.worker.promote()

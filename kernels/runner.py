@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import cupy as cp
 from cupy.cuda import driver, runtime
@@ -33,6 +32,7 @@ from cupy.cuda import driver, runtime
 from kernels import gpu, hopper, problems
 from kernels import plan as plan_mod
 from kernels.checks import JobFailed, check_printed_output, check_shape, label, placement
+from kernels.payloads import GpuJob
 from kernels.problems import Problem
 from kernels.results import JudgeResult, KernelResources, Verdict
 from kernels.timing import bench_shape
@@ -54,41 +54,30 @@ CUDA_ERRORS = (
 )
 
 
-@dataclass
-class JobOptions:
-    seed: int
-    bench: bool = True
-    time_budget_s: float = 4.0  # per benchmark shape, for the timed rounds
-    min_rounds: int = 10
-    max_rounds: int = 100
-    target_rel_std_err: float = 0.005
-
-
-def judge_job(payload: dict[str, Any]) -> JudgeResult:
-    """Entry point in the worker. payload: cubin, lowered_names, plan, problem, arch, kernels, options."""
-    problem = problems.load(payload["problem"])
-    options = JobOptions(**payload["options"])
+def judge_job(job: GpuJob) -> JudgeResult:
+    """Entry point in the worker (kernels/payloads.py has the job: cubin, lowered names, plan, problem, arch,
+    the compiler's resource report, options)."""
+    problem = problems.load(job.problem)
+    options = job.options
     result = JudgeResult(verdict=Verdict.ACCEPTED, message="", problem=problem.name, seed=options.seed)
     stage = "loading the module"
     waited_before, clock = gpu.DEVICE_LOCK.waited_s, _StageClock(result.stage_ms)
     try:
         ctx = gpu.context()
-        _check_arch(payload["arch"], ctx)
-        launches = [plan_mod.Launch.from_dict(d) for d in payload["plan"]]
-        kernels = _load(payload, problem, launches, ctx, result)
+        _check_arch(job.arch, ctx)
+        launches = [plan_mod.Launch.from_dict(d) for d in job.plan]
+        kernels = _load(job, problem, launches, ctx, result)
         clock.lap("load")
         offsets = problem.misaligned_offsets()
         for shape in problem.tests:
             stage = "the correctness checks"
-            check = check_shape(problem, shape, launches, kernels, options.seed, payload["arch"], ctx.sm_count)
+            check = check_shape(problem, shape, launches, kernels, options.seed, job.arch, ctx.sm_count)
             check_printed_output()
             if check.passed and offsets:
                 # The same shape again with every array at exactly its promised alignment: a wide vector path
                 # taken without checking the address faults here, not on a reader's misaligned tensor.
                 stage = f"the correctness checks with {placement(offsets)}"
-                check = check_shape(
-                    problem, shape, launches, kernels, options.seed, payload["arch"], ctx.sm_count, offsets
-                )
+                check = check_shape(problem, shape, launches, kernels, options.seed, job.arch, ctx.sm_count, offsets)
                 check_printed_output()
             result.checks.append(check)
         failed = [c for c in result.checks if not c.passed]
@@ -105,9 +94,7 @@ def judge_job(payload: dict[str, Any]) -> JudgeResult:
             with gpu.DEVICE_LOCK.timed():
                 result.ceilings = ctx.ceilings_for(problem.compute_unit)  # a tensor rate may be measured here
                 for shape in problem.benchmarks:
-                    result.benchmarks.append(
-                        bench_shape(problem, shape, launches, kernels, options, payload["arch"], ctx)
-                    )
+                    result.benchmarks.append(bench_shape(problem, shape, launches, kernels, options, job.arch, ctx))
             clock.lap("timed_rounds")
             result.telemetry = gpu.telemetry(ctx)
             clock.lap("telemetry")
@@ -160,12 +147,12 @@ class LoadedKernel:
     module: cp.cuda.function.Module  # the function is valid only while its module stays loaded
 
 
-def _load(payload, problem: Problem, launches, ctx: gpu.GpuContext, result: JudgeResult) -> dict[str, LoadedKernel]:
+def _load(job: GpuJob, problem: Problem, launches, ctx: gpu.GpuContext, result: JudgeResult) -> dict[str, LoadedKernel]:
     module = cp.cuda.function.Module()
-    module.load(payload["cubin"])
-    compiled = {k["name"]: KernelResources.from_dict(k) for k in payload.get("kernels", [])}
+    module.load(job.cubin)
+    compiled = {k["name"]: KernelResources.from_dict(k) for k in job.kernels}
     kernels = {}
-    for name, lowered in payload["lowered_names"].items():
+    for name, lowered in job.lowered_names.items():
         function = module.get_function(lowered)
         resources = compiled.get(name) or KernelResources(name, lowered)
         resources.registers = _attribute(function, _FUNC_NUM_REGS)
@@ -174,8 +161,8 @@ def _load(payload, problem: Problem, launches, ctx: gpu.GpuContext, result: Judg
         resources.const_bytes = _attribute(function, _FUNC_CONST)
         resources.max_threads_per_block = _attribute(function, _FUNC_MAX_THREADS)
         kernels[name] = LoadedKernel(function, resources, module)
-    result.kernels = [kernels[n].resources for n in payload["lowered_names"]]
-    _fit_launches(problem, launches, kernels, ctx, payload["arch"])
+    result.kernels = [kernels[n].resources for n in job.lowered_names]
+    _fit_launches(problem, launches, kernels, ctx, job.arch)
     return kernels
 
 

@@ -4,13 +4,13 @@ A `Worker` is a spawned process (fresh interpreter: no CUDA state inherited) tha
 ("package.module:function") on request and can stay alive between jobs, with a pool of spare children
 started ahead. A child starts in two phases: imports (CuPy, the job's modules), which may overlap a job and
 end with an "imported" notice to the parent, then its setup (CUDA context, cuBLAS handle), which runs only
-when the parent releases it, and the parent releases children only between jobs. The parent waits with a
-wall-clock timeout; when it expires the child is killed (SIGKILL) and replaced on the next call. Whatever
-the child prints, including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a
+when the parent releases it with a payload (`Stage` names where a child is in its start). The parent waits
+with a wall-clock timeout; when it expires the child is killed (SIGKILL) and replaced on the next call.
+Whatever the child prints, including a kernel's printf (the CUDA driver writes it to file descriptor 1), goes to a
 private log file capped by RLIMIT_FSIZE, so a printf flood can neither fill the disk nor the parent's memory.
 
-The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per child), with setups beside jobs
-(the worker's device lock, kernels/devicelock.py):
+The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per child): setups run beside jobs,
+taking turns with their timed rounds through the worker's device lock (kernels/devicelock.py):
 
     job k runs         | up to S spares import and up to S set up (a spare is released into its setup as its
                        | imports finish: the waiting parent looks every MEANWHILE_S); each GPU step of a setup
@@ -23,11 +23,10 @@ The spares' schedule, for the GPU worker (`kernels.judge.GpuJudge`: one job per 
 Rules it keeps: (1) no GPU work of a setup runs while a launch is timed (the lock; a setup that measures the
 ceilings needs the device to itself and is still released alone, in a gap, with `call` waiting for it); (2) a
 child runs one job (`promote` ends it; a kernel may have written anywhere in its device memory); (3) a spare that
-dies or fails its setup is dropped and replaced by the next `spawn_spares`. Without the lock
-(`setups_beside_jobs` False) setups are released only between jobs and `call` waits for every setup in flight:
-then a burst pays one parallel setup per S jobs. S is bounded by CPU cores (each setup is a busy CPU thread
-for its duration) and device memory (each set-up spare holds a context, a cuBLAS workspace and a flush buffer
-while it waits): `GpuJudge`'s `spares`, the `GPU_WARM_SPARES` setting, README's capacity section.
+dies or fails its setup is dropped and replaced by the next `spawn_spares`. S is bounded by CPU cores (each setup
+is a busy CPU thread for its duration) and device memory (each set-up spare holds a context, a cuBLAS workspace
+and a flush buffer while it waits): `GpuJudge`'s `spares`, the `GPU_WARM_SPARES` setting, README's capacity
+section.
 """
 
 from __future__ import annotations
@@ -57,7 +56,17 @@ from typing import Any
 from kernels import confine
 from kernels.confine import Access, Confinement, Limits, SandboxUnavailable
 
-__all__ = ["Access", "Confinement", "Limits", "Outcome", "SandboxUnavailable", "Status", "Worker", "run_once"]
+__all__ = [
+    "Access",
+    "Confinement",
+    "Limits",
+    "Outcome",
+    "SandboxUnavailable",
+    "Stage",
+    "Status",
+    "Worker",
+    "run_once",
+]
 
 # What the child may print per job before writes start failing (the excess is dropped, not stored). A
 # safety net only: the GPU job stops a printf flood at 64 KB (checks.PRINTED_OUTPUT_LIMIT_BYTES).
@@ -94,9 +103,42 @@ class Outcome:
         return f"exit code {self.exit_code}"
 
 
+class Stage(Enum):
+    """Where a child is in its start. Each transition is a method of `_Child` (the table `_NEXT`):
+
+        IMPORTING --"imported" notice read (poll_imported)--> IMPORTED --release--> SETTING_UP
+        IMPORTING --release--> RELEASED --"imported" notice read (while awaiting its answer)--> SETTING_UP
+        SETTING_UP --setup answered OK--> READY
+        RELEASED, SETTING_UP --setup failed, or the child died or timed out first--> FAILED (it is ended)
+
+    A child may be released before its notice is read (the current child, `Worker.spawn` and `promote`): its
+    setup then starts as soon as its imports end. A failure that a child sends instead of its notice is held in
+    `_Child.early` (the child stays IMPORTING) and becomes its setup's answer once released."""
+
+    IMPORTING = "importing"  # its first phase runs (interpreter, imports, confinement); nothing read from it yet
+    IMPORTED = "imported"  # its "imported" notice is read: releasing it starts its setup at once
+    RELEASED = "released"  # released, its "imported" notice not read yet: the setup starts when the imports end
+    SETTING_UP = "setting_up"  # released and imported: the next message is its setup's answer
+    READY = "ready"  # its setup answered OK: it runs the next job sent to it
+    FAILED = "failed"  # its setup failed, or it died or timed out before answering: ended, out of the pool
+
+
+# (stage, event) -> next stage; any other pair is a bug of the Worker's.
+_NEXT = {
+    (Stage.IMPORTING, "imported"): Stage.IMPORTED,
+    (Stage.IMPORTING, "release"): Stage.RELEASED,
+    (Stage.IMPORTED, "release"): Stage.SETTING_UP,
+    (Stage.RELEASED, "imported"): Stage.SETTING_UP,
+    (Stage.SETTING_UP, "set up"): Stage.READY,
+    (Stage.RELEASED, "failed"): Stage.FAILED,
+    (Stage.SETTING_UP, "failed"): Stage.FAILED,
+}
+# Which spare becomes the next job's child (`Worker._take_spare`): the furthest in its start, worst first.
+_PREFERRED = (Stage.IMPORTING, Stage.IMPORTED, Stage.RELEASED, Stage.SETTING_UP, Stage.READY)
+
+
 class _Child:
-    """One child process, its pipe, its log and its scratch folder, and where it is in its start: importing,
-    imported (it said so), released into its setup (`setting_up`), set up (`ready`).
+    """One child process, its pipe, its log and its scratch folder, and where it is in its start (`stage`).
 
     The child is a fresh interpreter started with an environment built from nothing (kernels/confine.py): no
     variable of the worker's reaches it unless `confine.CHILD_ENVIRONMENT` names it. Its output goes to a log
@@ -122,13 +164,26 @@ class _Child:
         )
         child_conn.close()
         self.conn.send((setup, preload, confinement))
-        self.imported = False  # its first phase is done: releasing it starts its setup at once
-        self.released = False
-        self.setting_up = False  # released into its setup, whose answer is not read yet
-        self.measuring = False  # its setup needs the device alone (it measures the ceilings)
-        self.ready = False  # its setup answered OK
+        self.stage = Stage.IMPORTING
+        self.measuring = False  # released into a setup that needs the device alone (it measures the ceilings)
         self.early: tuple | None = None  # an answer other than "imported" read by poll_imported (a failure)
         self.confine_ms: float | None = None  # what confining itself cost the child (its "imported" notice says)
+
+    def _advance(self, event: str) -> None:
+        try:
+            self.stage = _NEXT[self.stage, event]
+        except KeyError:
+            raise RuntimeError(f"child {self.pid}: {event!r} in stage {self.stage.value}") from None
+
+    @property
+    def released(self) -> bool:
+        """Released into its setup (whatever became of it)."""
+        return self.stage not in (Stage.IMPORTING, Stage.IMPORTED)
+
+    @property
+    def setting_up(self) -> bool:
+        """Released into its setup, whose answer is not read yet."""
+        return self.stage in (Stage.RELEASED, Stage.SETTING_UP)
 
     @property
     def alive(self) -> bool:
@@ -147,22 +202,33 @@ class _Child:
             self.process.wait(timeout)
 
     def poll_imported(self) -> bool:
-        """Read the child's "imported" notice if it has come (never blocks)."""
-        if not self.imported and not self.released and self.alive:
+        """Read the child's "imported" notice if it has come (never blocks); whether it is IMPORTED (waiting to be
+        released). Only while it is IMPORTING: once released, its notice is read with its setup's answer."""
+        if self.stage is Stage.IMPORTING and self.alive:
             with contextlib.suppress(EOFError, OSError):
                 if self.conn.poll(0):
                     message = self.conn.recv()
-                    self.imported = message[0] == "imported"
-                    self.early = None if self.imported else message
-                    self.confine_ms = message[1] if self.imported else None
-        return self.imported
+                    if message[0] == "imported":
+                        self.heard_imported(message[1])
+                    else:
+                        self.early = message
+        return self.stage is Stage.IMPORTED
+
+    def heard_imported(self, confine_ms: float) -> None:
+        """Its "imported" notice was read (by `poll_imported`, or by `Worker._wait` after its release)."""
+        self._advance("imported")
+        self.early, self.confine_ms = None, confine_ms
 
     def release(self, payload: Any, measuring: bool = False) -> None:
         """Let the child run its setup (its GPU phase) with this payload."""
-        self.released = self.setting_up = True
+        self._advance("release")
         self.measuring = measuring
         with contextlib.suppress(OSError):  # died during its imports: the setup's answer reports it
             self.conn.send(("setup", payload))
+
+    def setup_answered(self, ok: bool) -> None:
+        """Its setup's answer was read (or it died, or timed out, first)."""
+        self._advance("set up" if ok else "failed")
 
     def kill(self) -> None:
         if self.alive:
@@ -200,22 +266,23 @@ class Worker:
     """One child process running jobs in turn, and a pool of children started ahead: up to `spares` set up
     (or setting up) and `spares` more importing. Not thread-safe: one job at a time, like one GPU.
 
-    A child starts in two phases. The first (spawn, the interpreter, importing `setup`'s module and each of
-    `preload`) touches no device and may overlap a job: `spawn_spares` starts it for every missing spare.
-    The second, `setup(payload)` (CUDA context, cuBLAS handle, ...), runs only once the child is released
-    with its payload, and only in a gap between jobs: `spawn` and `promote` release children, and `call`
-    waits for every setup in flight (its own child's and the spares') before it sends the job. So no setup
-    overlaps a job, whatever part of it is timed. `setup_payload()` supplies the payload at release;
-    `setup_alone()` says when a setup must have the device to itself (it measures the ceilings): then no
-    spare is released beside it. The latest completed setup's return value is kept in `setup_value`.
+    A child starts in two phases (`Stage`). The first (spawn, the interpreter, importing `setup`'s module and
+    each of `preload`, confinement) touches no device and may overlap a job: `spawn_spares` starts it for every
+    missing spare. The second, `setup(payload)` (CUDA context, cuBLAS handle, ...), runs once the child is
+    released with its payload: `spawn` and `promote` release the current child; `release_spares` releases
+    imported spares, before a job is sent, after it (`promote`) and while it runs (`call` looks every
+    MEANWHILE_S), until `spares` are setting up or set up. Spares' setups thus run beside jobs: the caller
+    makes their GPU steps take turns with a job's timed part (GpuJudge: the device lock, kernels/devicelock.py).
+    `setup_payload()` supplies the payload at release; `setup_alone()` says when a setup must have the device
+    to itself (it measures the ceilings): then it is released alone, as the current child, no spare is
+    released beside it, and `call` waits for it before sending the job. The latest completed setup's return
+    value is kept in `setup_value`.
 
-    The schedule (`promote`, after each job): the old child is ended (a kernel may have written anywhere in
-    its device memory: no child runs two jobs); the next job's child is a set-up spare when there is one,
-    so the next job starts without waiting; when the last set-up spare has just been taken, every spare
-    that has finished importing is released at once, and their setups run side by side in this gap: the
-    next job waits for one (parallel) setup per refill, i.e. per up to `spares` jobs, instead of one setup
-    per job. A burst of jobs thus pays about setup / spares per job; a worker that idles between jobs pays
-    nothing."""
+    After each job (`promote`) the old child is ended (a kernel may have written anywhere in its device
+    memory: no child runs two jobs), reaped beside the next job while `teardown_hold` is held when given; the
+    next job's child is the spare furthest in its start (set up when one is), so the next job starts without
+    waiting; the pool is refilled. A burst of jobs waits for no setup unless jobs come faster than `spares`
+    setups; a worker that idles between jobs pays nothing."""
 
     def __init__(
         self,
@@ -227,7 +294,6 @@ class Worker:
         setup_payload: Callable[[], Any] | None = None,
         spares: int = 1,
         setup_alone: Callable[[], bool] | None = None,
-        setups_beside_jobs: bool = False,
         teardown_hold: Callable[[], AbstractContextManager] | None = None,
     ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
@@ -241,9 +307,6 @@ class Worker:
         self.setup_payload = setup_payload or (lambda: None)
         self.setup_alone = setup_alone or (lambda: False)
         self.spares = max(0, spares)
-        # True where the setups' GPU steps and the jobs' timed rounds share a lock (kernels/devicelock.py):
-        # spares then set up while a job runs, and no job waits for a successor's setup.
-        self.setups_beside_jobs = setups_beside_jobs
         # Held from an ended child's kill until its process is gone (its CUDA context torn down), when given: the
         # next job then starts at once, and only its timed part waits for the teardown (GpuJudge: the device lock,
         # shared). Without it the gap between jobs waits for the teardown.
@@ -266,7 +329,7 @@ class Worker:
 
     @property
     def ready_spares(self) -> int:
-        return sum(spare.ready for spare in self._spares)
+        return sum(spare.stage is Stage.READY for spare in self._spares)
 
     def start(self) -> Outcome:
         """Start the child and wait until its setup has run; the Outcome reports a failed setup."""
@@ -287,22 +350,17 @@ class Worker:
 
     def spawn_spares(self) -> None:
         """Start the first phase (no device work) of spares, e.g. during a job, until `spares` of them are
-        importing or imported: the next refill then finds a full batch whose imports had a few jobs' time."""
+        importing or imported: each is released into its setup (`release_spares`) as its imports end."""
         self._drop_dead_spares()
         while sum(not s.released for s in self._spares) < self.spares:
             self._spares.append(self._new_child())
 
-    def release_spares(self) -> None:
-        """With setups beside jobs, release imported spares into their setups now, up to `spares`."""
-        if self.setups_beside_jobs:
-            self._release_spares()
-
     def _release(self, child: _Child) -> None:
         child.release(self.setup_payload(), measuring=self.setup_alone())
 
-    def _release_spares(self) -> None:
-        """Release imported spares until `spares` are setting up or set up; none while the next setup would
-        measure (it is released alone, in a gap, as the current child)."""
+    def release_spares(self) -> None:
+        """Release imported spares into their setups now, until `spares` are setting up or set up; none while
+        the next setup would measure or the current child's does (it is released alone, as the current child)."""
         if self.setup_alone() or (self._child is not None and self._child.measuring and self._child.setting_up):
             return
         released = sum(s.released for s in self._spares)
@@ -325,7 +383,7 @@ class Worker:
         self._child = self._take_spare() or self._new_child()
         if not self._child.released:
             self._release(self._child)
-        self._refill()
+        self.release_spares()  # refill: keep `spares` setting up or set up
         self._end(old)  # without a hold: the gap waits for its CUDA context's teardown
 
     def _reap_beside(self, child: _Child) -> None:
@@ -356,29 +414,14 @@ class Worker:
         self._drop_dead_spares()
         for spare in list(self._spares):
             spare.poll_imported()
-            if spare.setting_up and spare.imported and spare.conn.poll(0):  # its setup answered: read it now
+            # Its setup answered (SETTING_UP: the next message is that answer, not its "imported" notice): read it.
+            if spare.stage is Stage.SETTING_UP and spare.conn.poll(0):
                 self._await_setup(spare)
         if not self._spares:
             return None
-        best = max(self._spares, key=lambda s: (s.ready, s.setting_up, s.imported))
+        best = max(self._spares, key=lambda s: _PREFERRED.index(s.stage))
         self._spares.remove(best)
         return best
-
-    def _refill(self) -> None:
-        """Release every imported spare when none is set up, unless a setup in flight needs the device alone
-        (setups beside jobs: keep `spares` released at all times)."""
-        if self.setups_beside_jobs:
-            self._release_spares()
-            return
-        if self.ready_spares or (self._child is not None and self._child.setting_up and self.setup_alone()):
-            return
-        for spare in [s for s in self._spares if not s.released][: self.spares]:
-            if spare.poll_imported():
-                if self.setup_alone():  # it would measure the ceilings: one at a time, the others next gap
-                    if not self._child.setting_up:
-                        self._release(spare)
-                    return
-                self._release(spare)
 
     def _drop_dead_spares(self) -> None:
         for spare in [s for s in self._spares if not s.alive]:
@@ -391,10 +434,9 @@ class Worker:
         return _Child(self.setup, self.preload, dataclasses.replace(self.confinement, enforce=found.confined))
 
     def _await_setup(self, child: _Child) -> Outcome:
-        child.setting_up = False
         outcome = self._wait(child, self.startup_timeout_s, time.perf_counter())
+        child.setup_answered(outcome.status is Status.OK)
         if outcome.status is Status.OK:
-            child.ready = True
             self.setup_value = outcome.value
             self.setups_done += 1
         elif child is self._child:
@@ -414,14 +456,14 @@ class Worker:
         overlap: Callable[[], None] | None = None,
     ) -> Outcome:
         """Run func(payload) in the child; start (or restart) the child first when needed. The child's setup
-        finishes before the job is sent, and so does every spare's, except with setups beside jobs, where only
-        a measuring one must (the others share the device lock with the job's timed rounds). `overlap` is work
-        of the parent's (GpuJudge: `spawn_spares`) done where it delays nothing: before waiting for those
-        setups when there is one to wait for, else once the job is sent."""
+        finishes before the job is sent, and so does a spare's that measures (the others run beside the job,
+        sharing the device lock with its timed rounds). `overlap` is work of the parent's (GpuJudge:
+        `spawn_spares`) done where it delays nothing: before waiting for those setups when there is one to wait
+        for, else once the job is sent."""
         self._check_readable(func)
         if self._child is None or not (self._child.setting_up or self._child.alive):
             self.spawn()
-        awaited = [s for s in self._spares if s.setting_up and (s.measuring or not self.setups_beside_jobs)]
+        awaited = [s for s in self._spares if s.setting_up and s.measuring]
         if overlap is not None and (self._child.setting_up or awaited):
             overlap()
             overlap = None
@@ -436,8 +478,8 @@ class Worker:
         self._child.conn.send((func, payload))
         if overlap is not None:
             overlap()
-        # With setups beside jobs, a spare whose imports finish while the job runs starts its setup then.
-        meanwhile = self._release_spares if self.setups_beside_jobs else None
+        # A spare whose imports finish while the job runs starts its setup then.
+        meanwhile = self.release_spares if self._spares else None
         outcome = self._wait(self._child, timeout_s, begin, meanwhile)
         if outcome.status in (Status.TIMED_OUT, Status.CRASHED) or getattr(outcome.value, "poisons_worker", False):
             self._end(self._child)
@@ -491,7 +533,8 @@ class Worker:
             except (EOFError, OSError):
                 break
             if message[0] == "imported":  # the notice of its first phase, unread until now
-                child.imported, child.confine_ms, message = True, message[1], None
+                child.heard_imported(message[1])
+                message = None
         wall_ms = (time.perf_counter() - begin) * 1e3
         output, output_bytes = _read_output(child.log_fd)
         if message is not None:

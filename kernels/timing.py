@@ -36,7 +36,7 @@ from kernels.results import BenchResult, ResolvedLaunch, Verdict
 from kernels.samples import enough_rounds, timing_stats
 
 if TYPE_CHECKING:
-    from kernels.runner import JobOptions
+    from kernels.payloads import JobOptions
 
 PLAUSIBILITY_MARGIN_PCT = 5.0
 WARM_UP_ROUND = -1  # a full round whose times are not recorded

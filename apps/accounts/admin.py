@@ -1,13 +1,16 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected as admin_delete_selected
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import UserChangeForm as DjangoUserChangeForm
 from django.contrib.auth.forms import UserCreationForm as DjangoUserCreationForm
+from django.db import transaction
 from django.db.models import Q
+from django.http import HttpResponseRedirect
 from django.utils import timezone
 
-from apps.accounts.deletion import account_content_names
+from apps.accounts.deletion import account_content_names, account_deletion_notices
 from apps.accounts.models import User
-from apps.accounts.services import users_delete
+from apps.accounts.services import AccountDeletionRefused, accounts_close
 
 
 class UserCreationForm(DjangoUserCreationForm):
@@ -71,17 +74,59 @@ class UserAdmin(DjangoUserAdmin):
 
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
 
+    # Deleting readers goes through accounts_close, as a reader's own deletion does: their Stripe side is closed
+    # first (open checkouts expired, subscriptions cancelled at once, the customer deleted), and while that cannot be
+    # done nothing is deleted. The confirmation pages say what ends at once (templates/admin/accounts/user/).
+    actions = ["delete_selected"]
+    delete_confirmation_template = "admin/accounts/user/delete_confirmation.html"
+    delete_selected_confirmation_template = "admin/accounts/user/delete_selected_confirmation.html"
+
     def get_deleted_objects(self, objs, request):
-        # Moderators may not delete a review on its own (they hide it), but a reader's reviews go
-        # with their account (apps.accounts.deletion). Stripe customers still block deletion:
-        # cancel in Stripe first.
+        # Moderators may not delete a review on its own (they hide it), nor anyone a Stripe customer or subscription
+        # (Stripe is their source), but a reader's own rows go with their account (apps.accounts.deletion).
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
         perms_needed -= account_content_names()
         return deleted, model_count, perms_needed, protected
 
-    # Through the service, so what the deleted readers wrote leaves the books' ratings at once.
+    def render_delete_form(self, request, context):
+        context["deletion_notices"] = _deletion_notices([context["object"]])
+        return super().render_delete_form(request, context)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        # Django's view runs in a transaction: a refusal raised through it rolls back its log entry too.
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except AccountDeletionRefused as refusal:
+            self.message_user(request, _refusal_message(refusal), messages.ERROR)
+            return HttpResponseRedirect(request.path)
+
+    @admin.action(permissions=["delete"], description="Delete selected %(verbose_name_plural)s")
+    def delete_selected(self, request, queryset):
+        """Django's action (its confirmation page, log entries and message), all or nothing."""
+        try:
+            with transaction.atomic():
+                response = admin_delete_selected(self, request, queryset)
+        except AccountDeletionRefused as refusal:
+            self.message_user(request, _refusal_message(refusal), messages.ERROR)
+            return None  # back to the list, nothing deleted
+        if response is not None:  # the confirmation page, rendered once returned
+            response.context_data["deletion_notices"] = _deletion_notices(queryset)
+        return response
+
     def delete_model(self, request, obj):
-        users_delete(users=User.objects.filter(pk=obj.pk))
+        accounts_close(users=User.objects.filter(pk=obj.pk))
 
     def delete_queryset(self, request, queryset):
-        users_delete(users=queryset)
+        accounts_close(users=queryset)
+
+
+def _deletion_notices(users) -> list[tuple[User, str]]:
+    """What each deletion ends at once besides the account (a running subscription), reader by reader."""
+    return [(user, notice) for user in users for notice in account_deletion_notices(user)]
+
+
+def _refusal_message(refusal: AccountDeletionRefused) -> str:
+    return (
+        f"Nothing was deleted: the billing of {refusal.user} could not be closed at Stripe (Stripe could not be "
+        "reached, or refused). Try again in a few minutes; whatever was closed at Stripe by then stays closed."
+    )

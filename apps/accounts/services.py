@@ -63,11 +63,29 @@ def _sessions_end(*, user_ids: list[int]) -> None:
 
 
 class AccountDeletionRefused(Exception):
-    """The reader's own deletion cannot go ahead now: `reasons` say why, each with what to do."""
+    """A deletion cannot go ahead now: `reasons` say why, each with what to do; `user` is the reader whose outside
+    side could not be closed."""
 
-    def __init__(self, reasons: list[str]):
-        self.reasons = reasons
+    def __init__(self, reasons: list[str], *, user: User | None = None):
+        self.reasons, self.user = reasons, user
         super().__init__(" ".join(reasons))
+
+
+@transaction.atomic
+def accounts_close(*, users) -> int:
+    """Deletes readers' accounts, as staff do in admin and a reader does their own (user_account_delete): what each
+    has outside this database is closed first (apps.accounts.deletion's closers: their Stripe customer, its open
+    Checkout Sessions and subscriptions), then everything of theirs here goes (users_delete). All or nothing here:
+    while a closer cannot do its part (Stripe unreachable) AccountDeletionRefused is raised and nothing is deleted;
+    what was closed outside by then stays closed, and closing again finishes it (closers are idempotent)."""
+    # The row locks keep a concurrent deletion of the same readers (a second click, staff and reader at once) out
+    # until we are done.
+    wanted = list(users.values_list("pk", flat=True))
+    readers = list(User.objects.select_for_update().filter(pk__in=wanted).order_by("pk"))  # one lock order for all
+    for reader in readers:
+        if reasons := account_deletion_close(reader):
+            raise AccountDeletionRefused(reasons, user=reader)
+    return users_delete(users=User.objects.filter(pk__in=[reader.pk for reader in readers]))
 
 
 class AccountDeletionNotConfirmed(Exception):
@@ -150,18 +168,12 @@ def _account_deletion_confirm(*, user: User, confirmation: str) -> None:
 
 def user_account_delete(*, user: User, confirmation: str) -> None:
     """A reader deletes their own account, confirmed with their password (or, without one, the code mailed to
-    them): what they have outside this database is closed first (apps.accounts.deletion: their Stripe customer), then
-    everything of theirs goes (users_delete), leaving only counts that name no one (the books' ratings, recounted
-    without their review). Refused, with nothing deleted, while a closer cannot do its part (Stripe unreachable)."""
+    them), through accounts_close: their Stripe side closed first, then everything of theirs goes, leaving only counts
+    that name no one (the books' ratings, recounted without their review). Refused, with nothing deleted, while Stripe
+    cannot be reached."""
     _account_deletion_confirm(user=user, confirmation=confirmation)
-    with transaction.atomic():
-        # The row lock keeps a concurrent request of the same reader (a second delete) out until we are done; a
-        # code, kept until the account goes, is single-use because it goes with it.
-        user = User.objects.select_for_update().get(pk=user.pk)
-        reasons = account_deletion_close(user)
-        if reasons:
-            raise AccountDeletionRefused(reasons)
-        users_delete(users=User.objects.filter(pk=user.pk))
+    # A code, kept until the account goes, is single-use because it goes with it.
+    accounts_close(users=User.objects.filter(pk=user.pk))
 
 
 def sessions_clear_expired() -> int:

@@ -42,14 +42,14 @@ def subscriptions_export(user) -> dict:
 
 def subscription_deletion_notice(user) -> str | None:
     """Deleting the account cancels a running subscription at once (apps.subscriptions.services.closing): the reader
-    confirms that first."""
+    confirms that first, and staff deleting it in admin see it on the confirmation page (so it names no one)."""
     subscription = Subscription.objects.for_user(user).still_open().order_by("-current_period_end").first()
     if subscription is None:
         return None
     plan = {"month": "monthly", "year": "yearly"}.get(subscription.interval, "")
     return (
-        f"Your {plan + ' ' if plan else ''}subscription ({subscription.get_status_display().lower()}) ends "
-        "immediately, not at the end of the period you paid for, and the rest of that period is not refunded."
+        f"The {plan + ' ' if plan else ''}subscription ({subscription.get_status_display().lower()}) ends "
+        "immediately, not at the end of the period paid for, and the rest of that period is not refunded."
     )
 
 

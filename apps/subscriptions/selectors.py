@@ -23,6 +23,15 @@ def has_subscriber_access(user, *, now: datetime | None = None) -> bool:
     return user.has_entitlement_at(now or timezone.now())
 
 
+def trial_days_offered(user) -> int:
+    """The free trial's days that Checkout would give this visitor: none to a reader who had one (trial_used_at, as
+    services.checkout decides). Anonymous visitors are offered it, as a new reader gets it: their page is the one
+    cached publicly, and a signed-in reader's page is private (config/caching.py), so no one sees another's offer."""
+    if getattr(user, "is_authenticated", False) and user.trial_used_at is not None:
+        return 0
+    return max(settings.STRIPE_TRIAL_DAYS, 0)
+
+
 def dead_letters_count() -> int:
     """Stripe events given up on and not yet replayed (admin's index shows the count until they are)."""
     return StripeEvent.objects.filter(processed_at__isnull=True, dead_lettered_at__isnull=False).count()

@@ -87,7 +87,7 @@ def pricing(request):
         {
             "plans": selectors.pricing_plans(),
             "stripe_configured": configured,
-            "trial_days": settings.STRIPE_TRIAL_DAYS,
+            "trial_days": selectors.trial_days_offered(request.user),
             "has_subscriber_access": selectors.has_subscriber_access(request.user),
             "next": _safe_next(request, request.GET.get("next")),
         },

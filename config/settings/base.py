@@ -405,9 +405,6 @@ GPU_CEILINGS_MAX_AGE_S = env_int("GPU_CEILINGS_MAX_AGE_S", 30 * 60)
 # Children a GPU worker starts ahead (kernels/sandbox.py): a burst waits for one setup per this many jobs;
 # each set-up spare holds a CUDA context and sets up on a CPU core of its own (README: capacity).
 GPU_WARM_SPARES = env_int("GPU_WARM_SPARES", 4)
-# Whether spares set up while a job runs, taking turns with its timed launches through the device lock (True), or
-# only in the gaps between jobs, several at once (False). kernels/BENCHMARKS.md ("the pool's rate") has both.
-GPU_SETUPS_BESIDE_JOBS = env_bool("GPU_SETUPS_BESIDE_JOBS", True)
 # Deadlines after which the sweeper re-queues a submission (at most SUBMISSION_MAX_ATTEMPTS times, then fails it).
 SUBMISSION_COMPILE_DEADLINE_S = env_int("SUBMISSION_COMPILE_DEADLINE_S", 5 * 60)
 SUBMISSION_GPU_QUEUE_DEADLINE_S = env_int("SUBMISSION_GPU_QUEUE_DEADLINE_S", 60 * 60)  # waiting for a free GPU

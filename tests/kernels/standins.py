@@ -6,6 +6,7 @@ import sys
 import time
 
 from kernels.devicelock import DeviceLock
+from kernels.payloads import GpuJob, SetupAnswer, SetupRequest
 
 
 def sleep_forever(_payload=None):
@@ -70,20 +71,21 @@ def slow_setup(_payload=None):
 # With STANDIN_EVENT_LOG, each setup, each setup's GPU step ("step", holding the worker's device lock shared),
 # each job and each job's timed part ("timed", holding it alone) appends "kind pid start end" (wall clock); a
 # setup's step lasts STANDIN_SETUP_S: a test lays the setups beside the jobs' timed intervals. The lock is the
-# real one (kernels/devicelock.py), handed in the setup payload as kernels.gpu.warm_up takes it.
+# real one (kernels/devicelock.py), handed in the setup request as kernels.gpu.warm_up takes it.
 
 IMPORTED_AT = time.time()  # this module is the job's: a judge's child imports it in its first phase
 _SETUP: dict = {}
 _LOCK = DeviceLock()
 
 
-def ceilings_setup(payload=None):
+def ceilings_setup(request: SetupRequest | None = None) -> SetupAnswer:
     """kernels.gpu.warm_up's decisions with the device replaced by files."""
     from kernels.ceilings import setup_answer
 
-    _LOCK.use((payload or {}).get("device_lock"))
+    request = request or SetupRequest()
+    _LOCK.use(request.device_lock)
     _SETUP["started_at"] = time.time()
-    _SETUP["rehearsed"] = (payload or {}).get("rehearse")
+    _SETUP["rehearsed"] = request.rehearse
     with _LOCK.setup_step():
         step_start = _SETUP["step_at"] = time.time()
         time.sleep(float(os.environ.get("STANDIN_SETUP_S", "0")))
@@ -96,8 +98,8 @@ def ceilings_setup(payload=None):
             log.write(f"{os.getpid()}\n")
         return {"copy_gbps": 4100.0, "fp32_tflops": 67.0, "measured_at": time.time()}
 
-    answer, _measured = setup_answer(payload, identity, measure)
-    _SETUP["ceilings"] = answer["ceilings"]
+    answer = setup_answer(request, identity, measure)
+    _SETUP["ceilings"] = answer.ceilings
     _log_event("setup", _SETUP["started_at"])
     return answer
 
@@ -108,7 +110,7 @@ def _log_event(kind: str, start: float) -> None:
             log.write(f"{kind} {os.getpid()} {start} {time.time()}\n")
 
 
-def timed_job(payload):
+def timed_job(job: GpuJob):
     """Stands for a timed GPU job: 'times' for the job's time budget, and reports the ceilings it was handed
     and when this process imported, set up, started and ended the job (JSON in the message)."""
     import json
@@ -118,7 +120,7 @@ def timed_job(payload):
     start = time.time()
     with _LOCK.timed():
         timed_start = time.time()
-        time.sleep(payload["options"]["time_budget_s"])
+        time.sleep(job.options.time_budget_s)
         _log_event("timed", timed_start)
         timed_end = time.time()  # still holding the lock: every setup step that waited for it begins after this
     times = {
@@ -133,5 +135,5 @@ def timed_job(payload):
     }
     _log_event("job", start)
     return JudgeResult(
-        Verdict.ACCEPTED, json.dumps(times), payload["problem"], ceilings=Ceilings.from_dict(_SETUP["ceilings"])
+        Verdict.ACCEPTED, json.dumps(times), job.problem, ceilings=Ceilings.from_dict(_SETUP["ceilings"])
     )

@@ -27,7 +27,7 @@ def compiled_example():
 def test_the_first_child_measures_and_the_next_ones_are_handed_the_ceilings(compiled_example):
     with GpuJudge(warm=True) as judge:
         assert judge.start() is None
-        identity = judge.kept["identity"]
+        identity = judge.kept.identity
         results = [judge.judge(compiled_example, QUICK_BENCH) for _ in range(3)]
 
     assert all(r.verdict is Verdict.ACCEPTED for r in results), [r.message for r in results]

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from kernels import sandbox
-from kernels.sandbox import Status, Worker
+from kernels.sandbox import Stage, Status, Worker
 
 S = "tests.kernels.standins:"
 STANDINS = (S + "echo",)  # the stand-ins' package, readable in the children (kernels/confine.py)
@@ -152,3 +152,25 @@ def test_an_ended_child_is_reaped_beside_the_next_job_while_its_teardown_hold_is
             assert len(holds) == len(ended)  # taken before promote returns: before the next job can start
     assert [hold["pid"] for hold in holds] == ended
     assert all(hold.get("gone_at_release") for hold in holds)  # released only once its process was reaped
+
+
+def test_a_child_goes_through_its_stages_whether_released_before_or_after_its_imports():
+    with Worker(setup=S + "slow_setup", spares=1) as worker:
+        worker.spawn()  # the current child is released at once, before its "imported" notice is read
+        assert worker._child.stage is Stage.RELEASED
+        worker.spawn_spares()
+        spare = worker._spares[0]
+        deadline = time.perf_counter() + 60
+        while not spare.poll_imported() and time.perf_counter() < deadline:
+            time.sleep(0.05)
+        assert spare.stage is Stage.IMPORTED and spare.confine_ms is not None
+        assert worker.call(S + "pid", timeout_s=30).status is Status.OK  # its notice read with its setup's answer
+        assert worker._child.stage is Stage.READY and worker._child.confine_ms is not None
+        worker.release_spares()
+        assert spare.stage is Stage.SETTING_UP
+        worker.promote()  # the spare, still setting up or set up, becomes the current child
+        assert worker._child is spare and spare.stage in (Stage.SETTING_UP, Stage.READY)
+        assert worker.call(S + "pid", timeout_s=30).value == spare.pid
+        assert spare.stage is Stage.READY
+        with pytest.raises(RuntimeError, match="'release' in stage ready"):
+            spare.release(None)  # a set-up child is never released again

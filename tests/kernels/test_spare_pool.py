@@ -67,21 +67,6 @@ def test_setups_run_beside_jobs_but_never_beside_a_timed_part_and_no_child_runs_
     assert any(overlaps(a, b) for a in steps for b in steps if a is not b)
 
 
-def test_with_setups_kept_to_the_gaps_no_setup_overlaps_a_job(events):
-    # The other schedule (GPU_SETUPS_BESIDE_JOBS=False): spares import beside jobs, set up only between them.
-    with pool(spares=3, setups_beside_jobs=False) as judge:
-        assert judge.start() is None and judge.device_lock is None
-        results = burst(judge, 6, job_s=0.3)
-
-    assert all(r.verdict is Verdict.ACCEPTED for r in results)
-    log = events()
-    jobs, setups = [e for e in log if e[0] == "job"], [e for e in log if e[0] == "setup"]
-    assert len({pid for _, pid, _, _ in jobs}) == 6  # a fresh child per job
-    for job in jobs:
-        for setup in setups:
-            assert not overlaps(job, setup), (job, setup)
-
-
 def test_a_warm_pool_makes_the_jobs_of_a_burst_wait_for_no_setup(events):
     with pool(spares=3) as judge:
         judge.start()
@@ -124,7 +109,7 @@ def test_a_spare_that_dies_while_waiting_is_dropped_and_replaced(events):
         burst(judge, 3, job_s=0.5)
         spares = judge.worker._spares
         os.kill(spares[0].process.pid, signal.SIGKILL)  # e.g. the OOM killer, while it waits for a job
-        spares[0].process.join(5)
+        spares[0].join(5)
         after = burst(judge, 4, job_s=0.5)
         failures = judge.worker.spare_failures
 

@@ -2,6 +2,7 @@
 handed on, measured again on another device or past their age; a successor that imports and sets up during the
 job, its GPU step waiting for the job's timed part (the device lock). Each job still gets a fresh child."""
 
+import dataclasses
 import json
 import time
 
@@ -9,6 +10,7 @@ import pytest
 
 from kernels import ceilings
 from kernels.judge import GpuJudge, JudgeOptions
+from kernels.payloads import SetupAnswer, SetupRequest
 from kernels.results import CompileResult, Verdict
 
 S = "tests.kernels.standins:"
@@ -77,7 +79,7 @@ def test_a_child_on_another_device_identity_measures_again(device, caplog):
 
     assert measurements(log) == 2 and judge.ceilings_measured == 2
     assert first.ceilings.measured_at < second.ceilings.measured_at == third.ceilings.measured_at
-    assert judge.kept["identity"] == {"uuid": "GPU-1"}
+    assert judge.kept.identity == {"uuid": "GPU-1"}
     # The worker says why it measured again, naming what changed.
     assert [r.getMessage() for r in caplog.records] == [
         "a child measured the ceilings again: device identity changed: uuid: 'GPU-0' -> 'GPU-1'"
@@ -108,38 +110,39 @@ def test_a_child_that_idled_past_the_ceilings_age_is_replaced_by_one_that_measur
 
 
 def test_the_kept_ceilings_are_handed_on_while_fresh_and_not_after():
-    kept = {"identity": {"uuid": "GPU-0"}, "ceilings": {"copy_gbps": 1.0, "measured_at": 1000.0}}
+    kept = SetupAnswer(identity={"uuid": "GPU-0"}, ceilings={"copy_gbps": 1.0, "measured_at": 1000.0}, measured=True)
 
     fresh = ceilings.payload_for(kept, max_age_s=60, rehearse=["sgemm"], now=1059.0, device_lock="/tmp/x.lock")
     stale = ceilings.payload_for(kept, max_age_s=60, rehearse=None, now=1060.0)
 
-    assert fresh == {
-        "ceilings": kept["ceilings"],
-        "identity": {"uuid": "GPU-0"},
-        "baselines": None,
-        "rehearse": ["sgemm"],
-        "device_lock": "/tmp/x.lock",
-    }
-    assert stale["ceilings"] is None and stale["identity"] == {"uuid": "GPU-0"}
+    assert fresh == SetupRequest(
+        ceilings=kept.ceilings,
+        identity={"uuid": "GPU-0"},
+        baselines=None,
+        rehearse=("sgemm",),
+        device_lock="/tmp/x.lock",
+    )
+    assert stale.ceilings is None and stale.identity == {"uuid": "GPU-0"} and stale.rehearse is None
     # The baseline choices outlive the ceilings' age: they depend on the device and library, not the clocks.
     chosen = {"sgemm:K=4096,M=4096,N=4096": {"name": "cuBLAS SGEMM", "tried_ms": {}}}
-    assert ceilings.payload_for({**kept, "baselines": chosen}, 60, None, now=5000.0)["baselines"] == chosen
-    assert ceilings.payload_for(None, 60, None)["ceilings"] is None
+    with_baselines = dataclasses.replace(kept, baselines=chosen)
+    assert ceilings.payload_for(with_baselines, 60, None, now=5000.0).baselines == chosen
+    assert ceilings.payload_for(None, 60, None) == SetupRequest()
 
 
 def test_a_child_keeps_handed_ceilings_only_on_the_device_they_were_measured_on():
-    handed = {"ceilings": {"copy_gbps": 1.0, "measured_at": 5.0}, "identity": {"uuid": "GPU-0", "driver": "580"}}
+    handed = SetupRequest(ceilings={"copy_gbps": 1.0, "measured_at": 5.0}, identity={"uuid": "GPU-0", "driver": "580"})
     measure = lambda: {"copy_gbps": 2.0, "measured_at": 9.0}  # noqa: E731
 
-    same, measured_same = ceilings.setup_answer(handed, {"uuid": "GPU-0", "driver": "580"}, measure)
-    upgraded, measured_upgraded = ceilings.setup_answer(handed, {"uuid": "GPU-0", "driver": "590"}, measure)
-    first, measured_first = ceilings.setup_answer(None, {"uuid": "GPU-0"}, measure)
+    same = ceilings.setup_answer(handed, {"uuid": "GPU-0", "driver": "580"}, measure)
+    upgraded = ceilings.setup_answer(handed, {"uuid": "GPU-0", "driver": "590"}, measure)
+    first = ceilings.setup_answer(None, {"uuid": "GPU-0"}, measure)
 
-    assert (same["ceilings"]["copy_gbps"], measured_same) == (1.0, False)
-    assert (upgraded["ceilings"]["copy_gbps"], measured_upgraded) == (2.0, True)
-    assert measured_first and first["identity"] == {"uuid": "GPU-0"}
-    assert first["why_measured"] == "no ceilings handed on"
-    assert upgraded["why_measured"] == "device identity changed: driver: '580' -> '590'"
+    assert (same.ceilings["copy_gbps"], same.measured, same.why_measured) == (1.0, False, "")
+    assert (upgraded.ceilings["copy_gbps"], upgraded.measured) == (2.0, True)
+    assert first.measured and first.identity == {"uuid": "GPU-0"}
+    assert first.why_measured == "no ceilings handed on"
+    assert upgraded.why_measured == "device identity changed: driver: '580' -> '590'"
 
 
 def test_the_successor_sets_up_during_the_job_but_never_during_its_timed_part(device, monkeypatch):

@@ -2,12 +2,12 @@
 
 Point the worker at it with SUBMISSIONS_JUDGE_JOB=tests.submissions.standin_judge:judge_job and
 SUBMISSIONS_JUDGE_WARM_UP=tests.submissions.standin_judge:warm_up. It runs in the sandboxed child of a
-real `kernels.GpuJudge`, receives the real payload (the cubin and plan NVRTC produced) and answers with a
-JudgeResult built from it: the kernels' resources as compiled, every test shape "checked" and the
-benchmark shapes "timed" with figures that say they come from the stand-in (gpu_name "CPU stand-in", and a
+real `kernels.GpuJudge`, receives the real job (a `kernels.payloads.GpuJob`: the cubin and plan NVRTC produced)
+and answers with a JudgeResult built from it: the kernels' resources as compiled, every test shape "checked" and
+the benchmark shapes "timed" with figures that say they come from the stand-in (gpu_name "CPU stand-in", and a
 gpu_uuid made from CUDA_VISIBLE_DEVICES).
 
-Misbehaviour is chosen by a marker in a kernel's name (the payload carries names, not the source):
+Misbehaviour is chosen by a marker in a kernel's name (the job carries names, not the source):
 `standin_hang` never answers (the judge's timeout kills the child), `standin_crash` aborts the child,
 `standin_slow` answers after STANDIN_SLOW_S seconds (default 4: long enough to kill a worker mid-job),
 `standin_wrong` fails a test shape. STANDIN_JOB_S makes every job take that long (bench/judge_load.py's smoke
@@ -21,6 +21,7 @@ import os
 import time
 
 from kernels import problems
+from kernels.payloads import GpuJob
 from kernels.results import BenchResult, JudgeResult, KernelResources, ShapeCheck, Telemetry, TimingStats, Verdict
 
 GPU_NAME = "CPU stand-in"
@@ -48,8 +49,8 @@ def _timing(median_ms: float) -> TimingStats:
     )
 
 
-def judge_job(payload: dict) -> JudgeResult:
-    names = " ".join(launch["kernel"] for launch in payload["plan"]).lower()
+def judge_job(job: GpuJob) -> JudgeResult:
+    names = " ".join(launch["kernel"] for launch in job.plan).lower()
     if "standin_hang" in names:
         while True:
             time.sleep(1)
@@ -58,14 +59,14 @@ def judge_job(payload: dict) -> JudgeResult:
     if "standin_slow" in names:
         time.sleep(float(os.environ.get("STANDIN_SLOW_S", "4")))
     time.sleep(float(os.environ.get("STANDIN_JOB_S", "0")))
-    problem = problems.load(payload["problem"])
-    seed = payload["options"]["seed"]
+    problem = problems.load(job.problem)
+    seed = job.options.seed
     result = JudgeResult(
         verdict=Verdict.ACCEPTED,
         message="",
         problem=problem.name,
         seed=seed,
-        kernels=[KernelResources.from_dict(k) for k in payload["kernels"]],
+        kernels=[KernelResources.from_dict(k) for k in job.kernels],
     )
     for shape in problem.tests:
         result.checks.append(
@@ -89,7 +90,7 @@ def judge_job(payload: dict) -> JudgeResult:
         )
         return result
     # Deterministic per cubin, so that two different kernels get different (made-up) figures.
-    digest = int(hashlib.sha256(str(payload["cubin"]).encode()).hexdigest()[:8], 16)
+    digest = int(hashlib.sha256(str(job.cubin).encode()).hexdigest()[:8], 16)
     pct = 5.0 + digest % 90
     for shape in problem.benchmarks:
         flops, nbytes = problem.flops(shape.sizes), problem.bytes_moved(shape.sizes)

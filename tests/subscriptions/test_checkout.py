@@ -6,12 +6,14 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
 from apps.subscriptions import views
 from apps.subscriptions.models import Customer, Subscription
+from apps.subscriptions.services.entitlement import reader_trial_mark
+from tests.factories import UserFactory
 from tests.subscriptions.conftest import PRICE_MONTHLY, PRICE_YEARLY, SECRET_KEY
 from tests.subscriptions.factories import ComplimentaryAccessFactory, CustomerFactory, SubscriptionFactory
 from tests.subscriptions.stripe_stub import price_object
@@ -78,6 +80,24 @@ def test_pricing_offers_the_configured_trial_and_sign_up_to_visitors(client, pri
         text = client.get("/pricing/").text
     assert "14-day free trial" in text
     assert "Sign up to subscribe" in text and 'name="plan"' not in text
+
+
+def test_pricing_offers_the_trial_only_to_readers_who_can_still_get_it(client, priced_stub):
+    """Fails on HEAD: a reader who had their trial was still offered "14-day free trial" ("Start your free trial"),
+    which Checkout no longer gives them. Visitors are offered it on the public page, as a new reader gets it."""
+    fresh, trialed = UserFactory(), UserFactory()
+    reader_trial_mark(user_id=trialed.pk, at=timezone.now() - timedelta(days=40))  # as a trialing subscription does
+    with override_settings(STRIPE_TRIAL_DAYS=14):
+        visitor = Client().get("/pricing/")
+        fresh_page = signed_in(Client(), fresh).get("/pricing/")
+        trialed_page = signed_in(Client(), trialed).get("/pricing/")
+        visitor_after = Client().get("/pricing/")
+
+    assert "14-day free trial" in visitor.text and "public" in visitor["Cache-Control"]
+    assert "14-day free trial" in fresh_page.text and "Start your free trial" in fresh_page.text
+    assert "free trial" not in trialed_page.text and "Subscribe monthly" in trialed_page.text
+    assert "private" in trialed_page["Cache-Control"] and "no-store" in trialed_page["Cache-Control"]
+    assert "14-day free trial" in visitor_after.text  # the public copy is not the trialed reader's
 
 
 def test_pricing_still_renders_when_stripe_is_unreachable(client, reader, stripe_stub):

@@ -114,10 +114,44 @@ def _storable(value: object) -> bool:
     return True
 
 
+# What Stripe's objects say of the person (customers, Checkout Sessions, invoices, charges, payment methods).
+# Processing reads none of it (it re-reads the subscription by id), so no event stores it: a reader's events go with
+# their account (apps.subscriptions.personal_data), but those that Stripe sends while or after their account is
+# deleted (the closing's own customer.deleted, customer.subscription.deleted, checkout.session.expired) arrive when
+# there is no longer a customer to tie them to, and must not bring the reader's email address and name back.
+PERSONAL_KEYS = frozenset(
+    {
+        "email",
+        "name",
+        "phone",
+        "address",
+        "shipping",
+        "shipping_details",
+        "billing_details",
+        "customer_details",
+        "customer_email",
+        "customer_name",
+        "customer_phone",
+        "customer_address",
+        "customer_shipping",
+        "receipt_email",
+    }
+)
+
+
+def _personal_data_drop(value):
+    # No deeper than MAX_EVENT_DEPTH (event_verify), so recursion is bounded.
+    if isinstance(value, dict):
+        return {key: _personal_data_drop(item) for key, item in value.items() if key not in PERSONAL_KEYS}
+    if isinstance(value, list):
+        return [_personal_data_drop(item) for item in value]
+    return value
+
+
 def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
-    """Stores a verified event once; a redelivery stores nothing (False), but queues the event again while it
-    is unapplied. A new event of a handled type is processed by a Celery task enqueued once this transaction
-    commits."""
+    """Stores a verified event once, without what it says of the person (PERSONAL_KEYS); a redelivery stores nothing
+    (False), but queues the event again while it is unapplied. A new event of a handled type is processed by a
+    Celery task enqueued once this transaction commits."""
     obj = (event.get("data") or {}).get("object") or {}
     handled = event["type"] in HANDLED_EVENT_TYPES
     try:
@@ -129,7 +163,7 @@ def event_record(*, event: dict) -> tuple[StripeEvent, bool]:
                 api_version=event.get("api_version") or "",
                 stripe_created=stripe_api.timestamp(event.get("created")) or timezone.now(),
                 object_id=str(obj.get("id") or "")[:255],
-                payload=event,
+                payload=_personal_data_drop(event),
                 processed_at=None if handled else timezone.now(),  # nothing to do for the others
             )
     except IntegrityError:

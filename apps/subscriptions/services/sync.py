@@ -22,12 +22,17 @@ from apps.subscriptions.services.trials import subscription_trial_refuse
 logger = logging.getLogger(__name__)
 
 
-def customer_link(*, stripe_customer_id: str, user_id) -> Customer:
+def customer_link(*, stripe_customer_id: str, user_id) -> Customer | None:
     """Records that `stripe_customer_id` is the reader `user_id`'s (from a Checkout Session's
-    client_reference_id)."""
+    client_reference_id). None when no such reader exists: one who deleted their account, whose checkout's event
+    arrives afterwards (their customer was closed at Stripe first), has nothing left to link, and nothing that names
+    them is made again."""
     user = get_user_model().objects.filter(pk=int(user_id)).first() if str(user_id).isdigit() else None
     if user is None:
-        raise StripeDataError(f"Stripe customer {stripe_customer_id} names reader {user_id!r}, who does not exist.")
+        logger.info(
+            "Stripe customer %s names reader %r, who does not exist (deleted?); ignored.", stripe_customer_id, user_id
+        )
+        return None
     customer = Customer.objects.filter(stripe_id=stripe_customer_id).first()
     if customer is not None:
         if customer.user_id != user.pk:

@@ -1,0 +1,89 @@
+"""What travels over a child's pipe (kernels/sandbox.py), both ways: frozen dataclasses of builtins, pickled.
+
+No CuPy here: the parent builds the requests, a child reads them.
+
+    SetupRequest  parent -> child's setup (kernels/ceilings.py `payload_for`, kernels/gpu.py `warm_up`)
+    SetupAnswer   child's setup -> parent (`GpuJudge.kept`, handed on in the next SetupRequest)
+    GpuJob        parent -> GPU job (kernels/judge.py `GpuJudge.judge`, kernels/runner.py `judge_job`)
+    CompileJob    parent -> compile job (kernels/compiler.py `compile_submission`, `compile_job`)
+    NvrtcOutput   compile job -> parent
+
+A job's own answer is a result type of kernels/results.py (`JudgeResult`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SetupRequest:
+    """What a child's setup is handed: the ceilings the worker keeps while they are fresh, the device identity they
+    were measured on, the baselines chosen on it (kernels/baselines.py), the problems whose first use the child
+    rehearses (None: all of them) and the worker's lock file (kernels/devicelock.py; None: no lock)."""
+
+    ceilings: dict[str, Any] | None = None  # Ceilings.to_dict(), with measured_at; None: the child measures
+    identity: dict[str, Any] | None = None
+    baselines: dict[str, dict] | None = None  # Chosen.to_dict()
+    rehearse: tuple[str, ...] | None = None
+    device_lock: str | None = None
+
+
+@dataclass(frozen=True)
+class SetupAnswer:
+    """What a child's setup answers, kept by the parent: the identity of the device it found, the ceilings it used
+    (handed on, or measured now, and then why), the baselines it knows and where its time went."""
+
+    identity: dict[str, Any]
+    ceilings: dict[str, Any]
+    measured: bool
+    why_measured: str = ""  # empty unless measured
+    baselines: dict[str, dict] | None = None
+    setup_ms: dict[str, float] = field(default_factory=dict)  # per step, waits for timed rounds included
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How a GPU job checks and times (`JudgeOptions` less what only the parent uses)."""
+
+    seed: int
+    bench: bool = True
+    time_budget_s: float = 4.0  # per benchmark shape, for the timed rounds
+    min_rounds: int = 10
+    max_rounds: int = 100
+    target_rel_std_err: float = 0.005
+
+
+@dataclass(frozen=True)
+class GpuJob:
+    """A compiled submission to judge on the GPU: its cubin, the lowered name of each planned kernel, the launch
+    plan (Launch.to_dict() each), the compiler's resource report (KernelResources.to_dict() each), and how."""
+
+    problem: str
+    arch: str
+    cubin: bytes
+    lowered_names: dict[str, str]
+    plan: list[dict[str, Any]]
+    kernels: list[dict[str, Any]]
+    options: JobOptions
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """A screened source to compile with NVRTC, the kernels whose lowered names are wanted, the target."""
+
+    source: str
+    names: tuple[str, ...]
+    arch: str
+
+
+@dataclass(frozen=True)
+class NvrtcOutput:
+    """NVRTC's answer: whether it compiled, its log (ptxas' report included), the cubin, the lowered names."""
+
+    ok: bool
+    log: str
+    cubin: bytes
+    lowered_names: dict[str, str]
+    nvrtc_version: str
