@@ -156,7 +156,9 @@ class _Child:
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", _BOOT, json.dumps([p for p in sys.path if p]), str(child_conn.fileno())],
             env=_child_environment(self.scratch),
-            cwd=self.scratch,
+            # A fixed working folder: NVRTC writes it into the cubin's line info, so a scratch path would make every
+            # compile of the same source a different cubin (and name our temporary folders to readers).
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=self.log_fd,
             stderr=self.log_fd,

@@ -196,3 +196,12 @@ def test_a_gpu_child_with_its_cuda_context_holds_the_same_limits(canaries):
     assert answer["secret"].startswith("refused") and answer["parent"].startswith("refused")
     assert answer["network"].startswith("refused") and answer["fork"]["fork"].startswith("refused")
     assert not leaked(token, answer)
+
+
+def test_the_same_source_compiles_to_the_same_cubin_wherever_its_child_ran():
+    """NVRTC writes the working folder into the line info: children work in "/", not their scratch folder, so a
+    cubin names no temporary folder of ours and two compiles of one source agree."""
+    source = KERNEL + PLAN
+    first, second = (compiler.compile_submission(source, "vector_add") for _ in range(2))
+    assert first.cubin == second.cubin
+    assert b"kernels-child-" not in first.cubin
