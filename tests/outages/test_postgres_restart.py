@@ -161,7 +161,8 @@ def signed_in_session(own_postgres, web, email: str) -> requests.Session:
     user_id = own_postgres.psql(
         DATABASE,
         "INSERT INTO accounts_user (password, is_superuser, email, name, is_staff, is_active, date_joined,"
-        f" access_source) VALUES ('{password}', false, '{email}', '', false, true, now(), '') RETURNING id",
+        f" access_source, access_reason) VALUES ('{password}', false, '{email}', '', false, true, now(), '', '')"
+        " RETURNING id",
     ).split()[0]
     data = {
         SESSION_KEY: user_id,
