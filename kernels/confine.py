@@ -11,7 +11,8 @@ receives anything a reader wrote, by mechanisms of the Linux kernel that no late
   where a `.env` may lie), the CUDA headers, the child's own /proc entry; read-write its scratch folder (and, for
   GPU children, the device nodes and the worker's lock files). /proc of any other process, the worker's
   included, does not open.
-- **seccomp** (a libseccomp filter): no sockets other than a Unix socketpair's already open (no network), no
+- **seccomp** (a libseccomp filter): no sockets (no network; a GPU child may create, bind and listen on a Unix
+  socket, which CUDA's driver does, but never connect or send to one), no
   new processes (`clone` without CLONE_THREAD, `fork`, `execve`: a fork bomb gets EPERM), none of the calls that
   reach other processes or the kernel's wider state (ptrace, process_vm_*, mount, unshare, bpf, keyctl,
   io_uring, perf_event_open, userfaultfd).
