@@ -15,15 +15,21 @@ LIMIT_CHARS = 256 * 1024
 PIECES = ["/*", "*/", "/* @plan", "/*@plan", "@plan", "@planx", " ", "\n", "*", "/", "x", "[[launch]]", '"', "="]
 
 
+# What a scan of the largest source may take. The quadratic scanner this guards against took 5-37 s; a linear one
+# takes a few ms, so the bound is generous: this is a test of the scan's shape, not a speed target (the suite's other
+# processes share the cores, and a 50 ms wall-clock bound failed under them).
+SCAN_BOUND_S = 0.250
+
+
 def scan_seconds(source: str) -> float:
-    """The best of three runs of what submit time runs (the scan, then TOML on the one block): the least disturbed
-    by the other processes of a shared machine."""
+    """The best of three runs of what submit time runs (the scan, then TOML on the one block), in this thread's CPU
+    time: the time other processes of a shared machine take from it is not counted."""
     best = float("inf")
     for _ in range(3):
-        started = time.perf_counter()
+        started = time.thread_time()
         with contextlib.suppress(PlanError):
             extract_plan(source)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.thread_time() - started)
     return best
 
 
@@ -33,10 +39,10 @@ def repeated(unit: str, chars: int) -> str:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join))
-def test_scan_time_is_linear_in_the_size_and_256_kb_scans_in_under_50_ms(unit):
+def test_scan_time_is_linear_in_the_size_and_256_kb_scans_in_milliseconds(unit):
     small, large = repeated(unit, LIMIT_CHARS // 4), repeated(unit, LIMIT_CHARS)
     small_s, large_s = scan_seconds(small), scan_seconds(large)
-    assert large_s < 0.050, f"{large_s * 1000:.1f} ms for 256 KB of {unit!r}"
+    assert large_s < SCAN_BOUND_S, f"{large_s * 1000:.1f} ms for 256 KB of {unit!r}"
     # Four times the text: about four times the time when linear, sixteen when quadratic. The 1 ms floor keeps
     # sub-millisecond timings (noise) from deciding.
     assert large_s < 8 * max(small_s, 0.001), f"{small_s * 1000:.2f} ms -> {large_s * 1000:.2f} ms for {unit!r}"
@@ -45,7 +51,7 @@ def test_scan_time_is_linear_in_the_size_and_256_kb_scans_in_under_50_ms(unit):
 @pytest.mark.parametrize("unit", ["/* @plan", "/* @plan ", "/*@plan\n", "/* @plan */ /* @plan"])
 def test_the_reported_hostile_files_scan_fast(unit):
     # 96 KB of "/* @plan" took 5-9 s with the lazy pattern over the whole file; 256 KB, about 37 s.
-    assert scan_seconds(repeated(unit, LIMIT_CHARS)) < 0.050
+    assert scan_seconds(repeated(unit, LIMIT_CHARS)) < SCAN_BOUND_S
 
 
 def test_the_scan_refuses_more_than_its_limits():
