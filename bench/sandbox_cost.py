@@ -29,7 +29,12 @@ def measure(kind: str, children: int) -> dict[str, list[float]]:
     else:
         access, code = judge.gpu_access((judge.JOB, judge.WARM_UP), None), (judge.JOB, judge.WARM_UP)
     figures: dict[str, list[float]] = {"confine_ms": [], "start_ms": [], "compile_ms": []}
-    job = CompileJob(source=EXAMPLE.read_text(), names=("vector_add",), arch=compiler.DEFAULT_ARCH)
+    job = CompileJob(
+        source=EXAMPLE.read_text(),
+        names=("vector_add",),
+        arch=compiler.DEFAULT_ARCH,
+        include_dirs=tuple(compiler.include_dirs()),
+    )
     for _ in range(children):
         with sandbox.Worker(preload=code, access=access) as worker:
             begin = time.perf_counter()

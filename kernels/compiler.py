@@ -75,25 +75,27 @@ def compile_submission(
     except plan_mod.PlanError as exc:
         return _failed(result, Verdict.PLAN_ERROR, str(exc))
     names = sorted({launch.kernel for launch in launches})
+    headers = tuple(include_dirs())  # searched once: the child's include path, its Landlock paths, the log's filter
     try:
         outcome = sandbox.run_once(
             "kernels.compiler:compile_job",
-            CompileJob(source=source, names=tuple(names), arch=arch),
+            CompileJob(source=source, names=tuple(names), arch=arch, include_dirs=headers),
             timeout_s,
             # CPU seconds only as a backstop: the wall-clock timeout ends a child long before (NVRTC is one thread).
             sandbox.Limits(address_space_bytes=COMPILE_ADDRESS_SPACE_BYTES, cpu_seconds=int(timeout_s) * 2 + 2),
-            compile_access(),
+            compile_access(headers),
         )
     except sandbox.SandboxUnavailable as exc:
         log.critical("compile refused: %s", exc)
         return _failed(result, Verdict.INTERNAL_ERROR, "the compile node cannot sandbox submissions; staff are told")
-    return _with_outcome(result, outcome, names, timeout_s)
+    return _with_outcome(result, outcome, names, timeout_s, headers)
 
 
-def compile_access() -> sandbox.Access:
+def compile_access(headers: tuple[str, ...] | None = None) -> sandbox.Access:
     """What the compile child may open (kernels/confine.py): the interpreter, the judge, NVRTC's library and the
-    CUDA headers' folders; nothing else (no /proc of another process, no project root, no secret)."""
-    return sandbox.Access.for_code(("kernels.compiler",)).plus(read=tuple(include_dirs()))
+    CUDA headers' folders (`include_dirs()` unless given); nothing else (no /proc of another process, no project
+    root, no secret)."""
+    return sandbox.Access.for_code(("kernels.compiler",)).plus(read=headers or tuple(include_dirs()))
 
 
 def _check_kernels_defined(source: str, launches: list[plan_mod.Launch]) -> None:
@@ -110,7 +112,9 @@ def _failed(result: CompileResult, verdict: Verdict, message: str, log: str = ""
     return result
 
 
-def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[str], timeout_s: float) -> CompileResult:
+def _with_outcome(
+    result: CompileResult, outcome: sandbox.Outcome, names: list[str], timeout_s: float, headers: tuple[str, ...]
+) -> CompileResult:
     result.compile_time_ms = outcome.wall_time_ms
     if outcome.status is sandbox.Status.TIMED_OUT:
         return _failed(result, Verdict.TIMED_OUT, f"compilation took longer than {timeout_s:g} s")
@@ -121,7 +125,7 @@ def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[s
         return _failed(result, Verdict.INTERNAL_ERROR, "the compile job failed; this is not your fault")
     nvrtc: NvrtcOutput = outcome.value
     result.nvrtc_version = nvrtc.nvrtc_version
-    shown = reader_log(nvrtc.log)
+    shown = reader_log(nvrtc.log, headers)
     if not nvrtc.ok:
         return _failed(result, Verdict.COMPILE_ERROR, first_error(shown) or "compilation failed", shown)
     result.log = shown
@@ -137,10 +141,10 @@ def _with_outcome(result: CompileResult, outcome: sandbox.Outcome, names: list[s
     return result
 
 
-def reader_log(log: str) -> str:
+def reader_log(log: str, headers: tuple[str, ...]) -> str:
     """What of NVRTC's log the reader sees: lines about their own file and CUDA's headers (kernels/compilelog.py),
     at most MAX_LOG_CHARS of them (a template error can fill megabytes)."""
-    shown = compilelog.reader_log(log, PROGRAM_NAME, include_dirs())
+    shown = compilelog.reader_log(log, PROGRAM_NAME, headers)
     if len(shown) > MAX_LOG_CHARS:
         shown = shown[:MAX_LOG_CHARS].rsplit("\n", 1)[0] + f"\n[the log is cut at {MAX_LOG_CHARS // 1024} KB]\n"
     return shown
@@ -155,21 +159,26 @@ def first_error(log: str) -> str:
 
 def compile_job(job: CompileJob) -> NvrtcOutput:
     """Child side: run NVRTC."""
-    ok, log, cubin, lowered = nvrtc_compile(job.source, list(job.names), job.arch)
+    ok, log, cubin, lowered = nvrtc_compile(job.source, list(job.names), job.arch, headers=job.include_dirs)
     return NvrtcOutput(ok=ok, log=log, cubin=cubin, lowered_names=lowered, nvrtc_version=nvrtc_version())
 
 
 def nvrtc_compile(
-    source: str, names: list[str], arch: str, extra_options: tuple[str, ...] = ()
+    source: str,
+    names: list[str],
+    arch: str,
+    extra_options: tuple[str, ...] = (),
+    headers: tuple[str, ...] | None = None,
 ) -> tuple[bool, str, bytes, dict]:
-    """Compile to a cubin for `arch`; (ok, log, cubin, {name expression: lowered name})."""
+    """Compile to a cubin for `arch` with the CUDA headers of `headers` (`include_dirs()` unless given); (ok, log,
+    cubin, {name expression: lowered name})."""
     nvrtc = _nvrtc()
     options = [
         f"--gpu-architecture={arch}",
         "--std=c++17",
         "--generate-line-info",  # source lines in the cubin for profilers; costs nothing at run time
         "--ptxas-options=-v",  # registers, shared memory, stack frame and spills into the log
-        *[f"--include-path={d}" for d in include_dirs()],
+        *[f"--include-path={d}" for d in (include_dirs() if headers is None else headers)],
         *extra_options,
     ]
     program = nvrtc.createProgram(source, PROGRAM_NAME, [], [])

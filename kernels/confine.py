@@ -285,11 +285,16 @@ def _existing(*paths: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.abspath(p) for p in paths if p and os.path.exists(p)))
 
 
+# What a child may print before writes start failing (the excess is dropped, not stored). A safety net only: the
+# GPU job stops a printf flood at 64 KB (checks.PRINTED_OUTPUT_LIMIT_BYTES).
+OUTPUT_LIMIT_BYTES = 16 << 20
+
+
 @dataclass(frozen=True)
 class Limits:
     """rlimits of a child. `address_space_bytes` None leaves RLIMIT_AS alone (CUDA maps huge ranges)."""
 
-    output_bytes: int = 16 << 20  # RLIMIT_FSIZE: what it may print to its log (kernels/sandbox.py)
+    output_bytes: int = OUTPUT_LIMIT_BYTES  # RLIMIT_FSIZE: what it may print to its log (kernels/sandbox.py)
     address_space_bytes: int | None = None
     cpu_seconds: int = 900  # a backstop: the parent kills at its wall-clock timeout first
     open_files: int = 1024

@@ -76,6 +76,7 @@ class CompileJob:
     source: str
     names: tuple[str, ...]
     arch: str
+    include_dirs: tuple[str, ...]  # the CUDA header folders, found once by the parent: the child may read only these
 
 
 @dataclass(frozen=True)

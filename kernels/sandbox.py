@@ -68,9 +68,8 @@ __all__ = [
     "run_once",
 ]
 
-# What the child may print per job before writes start failing (the excess is dropped, not stored). A
-# safety net only: the GPU job stops a printf flood at 64 KB (checks.PRINTED_OUTPUT_LIMIT_BYTES).
-OUTPUT_LIMIT_BYTES = 16 << 20
+# What the child may print per job before writes start failing (confine.Limits.output_bytes: RLIMIT_FSIZE).
+OUTPUT_LIMIT_BYTES = confine.OUTPUT_LIMIT_BYTES
 # How much of it comes back to the parent.
 OUTPUT_RETURNED_BYTES = 16 * 1024
 # How often a parent waiting for a job's answer looks at its spares (setups beside jobs).
