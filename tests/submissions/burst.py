@@ -10,7 +10,7 @@ in five does not compile: its verdict comes from the compile worker; the rest pa
 script then waits until every submission has a final status and prints counts and timings; it exits 1 when
 a POST failed, a submission is missing, or one is still in progress at --timeout.
 
-`--lock-s S` holds SQLite's write lock for S seconds once the burst is posted, and `--worker-busy-timeout-ms`
+`--lock-s S` holds SQLite's write lock for S seconds from the first accepted post on, and `--worker-busy-timeout-ms`
 makes the workers give up waiting for it sooner than the site's 20 s: their tasks then meet "database is
 locked" for real, and must retry (config.celery.SiteTask) rather than lose a submission.
 Everything lives in a fresh folder (VAR_DIR), removed at the end unless --keep.
@@ -240,11 +240,16 @@ def run(args) -> dict:
         started = time.monotonic()
         for thread in threads:
             thread.start()
+        if args.lock_s:
+            # From the first accepted post on, while the rest are posted and the first ones compiled: workers meet
+            # the lock for certain (held after the whole burst, a fast compile node could finish before it), and
+            # the web's posts wait for it (their busy timeout is far longer).
+            while not posts and any(thread.is_alive() for thread in threads):
+                time.sleep(0.01)
+            hold_write_lock(var_dir / "db.sqlite3", args.lock_s)
         for thread in threads:
             thread.join()
         posted_s = time.monotonic() - started
-        if args.lock_s:
-            hold_write_lock(var_dir / "db.sqlite3", args.lock_s)
         deadline = started + args.timeout
         while time.monotonic() < deadline:
             if not Submission.objects.exclude(status__in=FINISHED).exists():
