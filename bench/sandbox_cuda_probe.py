@@ -1,27 +1,52 @@
 """Which of the sandbox's mechanisms lets CUDA's driver work on this GPU node (kernels/confine.py).
 
     python3 bench/sandbox_cuda_probe.py
+    python3 bench/sandbox_cuda_probe.py --find-paths     # where Landlock is what fails: which paths CUDA needs
+    python3 bench/sandbox_cuda_probe.py --find-rights    # which rights in its own /proc entry
 
 Starts one fresh interpreter per line, applies one mechanism of a GPU child's confinement (or all of them, as
 `confine.apply` does), then makes a CUDA context and runs a CuPy reduction, and prints OK or the CUDA error. On
-the H200 of 2026-12-07 the first version of the policy failed here with cudaErrorOperatingSystem twice over: the
-seccomp filter refused `socket`, `bind` and `listen` (the driver binds a Unix socket), and Landlock refused writes
-to the child's own /proc entry; `Access.cuda_driver` allows exactly those. Run it first on a new kind of node or
-driver: a FAIL on the last line means GPU jobs would fail there with internal_error.
+the H200 and H100 nodes of 2026-12-07 the first version of the policy failed here with cudaErrorOperatingSystem
+twice over: the seccomp filter refused `socket`, `bind` and `listen` (the driver binds a Unix socket), and
+Landlock refused the driver's opens in the child's own /proc entry (writes, and opens that truncate);
+`Access.cuda_driver` allows exactly those. Run it first on a new kind of node or driver: a FAIL on the last line
+means GPU jobs would fail there with internal_error.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
-CHILD = """
-import sys
+# Every child first gets a private scratch folder, as the sandbox gives it (TMPDIR, CuPy's kernel cache), so that
+# CuPy's first compile on a cold node has somewhere to write: without it a FAIL could be the probe's, not CUDA's.
+SCRATCH = """
+import os, tempfile
+scratch = tempfile.mkdtemp(prefix="cuda-probe-")
+os.environ["TMPDIR"] = scratch
+os.environ["CUPY_CACHE_DIR"] = scratch
+tempfile.tempdir = scratch
 from kernels import confine, judge
 import cupy
 
+def gpu_access():
+    return judge.gpu_access((judge.JOB,), None).plus(write=(scratch,))
+
+def cuda_works():
+    cupy.cuda.runtime.getDevice()
+    return int(cupy.arange(1000).sum())
+"""
+
+# One mechanism of the confinement (argv[1]), or all of them as `confine.apply` does.
+CHILD = (
+    SCRATCH
+    + """
+import sys
 step = sys.argv[1]
-access = judge.gpu_access((judge.JOB,), None)
+access = gpu_access()
 if step == "rlimits":
     confine._set_limits(confine.Limits())
 elif step == "landlock":
@@ -35,18 +60,111 @@ elif step == "capabilities":
 elif step == "all":
     confine.apply(confine.Confinement(access))
 try:
-    cupy.cuda.runtime.getDevice()
-    total = int(cupy.arange(1000).sum())
-    print(f"{step:13s} OK (sum {total})", flush=True)
+    print(f"{step:13s} OK (sum {cuda_works()})", flush=True)
 except Exception as exc:
     print(f"{step:13s} FAIL {exc}", flush=True)
 """
+)
+
+# A GPU child's Landlock rules plus every right on the paths given (argv[1], JSON).
+CHILD_WITH_PATHS = (
+    SCRATCH
+    + """
+import json, sys
+confine._libc().prctl(38, 1, 0, 0, 0)
+confine._restrict_files(gpu_access().plus(write=json.loads(sys.argv[1])), confine.support().landlock_abi)
+cuda_works()
+"""
+)
+
+# The child's own /proc entry with every right but the one named (argv[1]).
+CHILD_WITHOUT_RIGHT = (
+    SCRATCH
+    + """
+import sys
+from landlock import FSAccess
+left_out = FSAccess[sys.argv[1]] if sys.argv[1] != "nothing" else 0
+confine._own_proc_rights = lambda cuda_driver: FSAccess.all() & ~left_out
+confine._libc().prctl(38, 1, 0, 0, 0)
+confine._restrict_files(gpu_access(), confine.support().landlock_abi)
+cuda_works()
+"""
+)
+
+SEARCH_DEPTH = 4
+
+
+def works_with(paths: list[str]) -> bool:
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD_WITH_PATHS, json.dumps(paths)], timeout=120, check=False, capture_output=True
+    )
+    return child.returncode == 0
+
+
+def candidates(folder: str) -> list[list[str]]:
+    """The entries of a folder, each a candidate; /proc's process folders together as one (a child's own number
+    is not known beforehand)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    entries = [os.path.join(folder, name) for name in names]
+    if folder == "/proc":
+        numbered = [e for e in entries if os.path.basename(e).isdigit()]
+        return [numbered] + [[e] for e in entries if e not in numbered]
+    return [[e] for e in entries]
+
+
+def needed(folder: str, granted: list[str], pool: ThreadPoolExecutor, depth: int = 0) -> list[str]:
+    """Leave each entry of `folder` out in turn, every other entry (and `granted`) allowed with all rights: the
+    entries without which CUDA fails, searched again inside those that are folders."""
+    entries = candidates(folder)
+    everything = [path for entry in entries for path in entry]
+    if not works_with(granted + everything):
+        return [f"{folder} (itself: all of its entries allowed is not enough)"]
+    without = [[path for other in entries if other is not entry for path in other] for entry in entries]
+    verdicts = list(pool.map(lambda rest: works_with(granted + rest), without))
+    found: list[str] = []
+    for entry, rest, works in zip(entries, without, verdicts, strict=True):
+        if works:
+            continue
+        if len(entry) == 1 and os.path.isdir(entry[0]) and not os.path.islink(entry[0]) and depth < SEARCH_DEPTH:
+            found += needed(entry[0], granted + rest, pool, depth + 1)
+        else:
+            found.append(entry[0] if len(entry) == 1 else f"{folder}/<process folders>")
+    return found
+
+
+def find_paths() -> None:
+    if not works_with(["/"]):
+        print("landlock with every right on / still fails: not a question of paths")
+        return
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for path in needed("/", [], pool):
+            print(f"needed  {path}")
+
+
+def find_rights() -> None:
+    from landlock import FSAccess
+
+    for name in ["nothing"] + [right.name for right in FSAccess if right & FSAccess.all()]:
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD_WITHOUT_RIGHT, name], timeout=120, check=False, capture_output=True
+        )
+        why = "" if child.returncode == 0 else child.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        print(f"without {name:12s} {'OK' if child.returncode == 0 else 'FAIL'} {''.join(why)}", flush=True)
 
 
 def main() -> None:
     from kernels import confine
 
     print(f"sandbox: {confine.support().summary()}")
+    if "--find-paths" in sys.argv:
+        find_paths()
+        return
+    if "--find-rights" in sys.argv:
+        find_rights()
+        return
     for step in ("none", "rlimits", "landlock", "seccomp", "capabilities", "all"):
         subprocess.run([sys.executable, "-c", CHILD, step], timeout=120, check=False)
 

@@ -233,9 +233,10 @@ class Access:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     devices: tuple[str, ...] = ()
-    # What CUDA's driver needs beyond files (found on the H200: without either, cudaGetDevice fails with
-    # cudaErrorOperatingSystem): writing the child's own /proc entries, and a Unix socket it creates, binds and
-    # listens on. Connecting or sending to any socket stays refused, so no other process is reached through it.
+    # What CUDA's driver needs beyond files (found on the H200 and H100 nodes, kernels/BENCHMARKS.md "Issue 41":
+    # without either, cudaGetDevice fails with cudaErrorOperatingSystem): opening its own /proc entries for writing
+    # with truncation, and a Unix socket it creates, binds and listens on. Connecting or sending to any socket stays
+    # refused, so no other process is reached through it.
     cuda_driver: bool = False
 
     @classmethod
@@ -356,9 +357,20 @@ def _restrict_files(access: Access, abi: int) -> None:
     for path in access.devices:
         ruleset.allow(path, rules=(device_rights | FSAccess.READ_DIR) if os.path.isdir(path) else device_rights)
     # The child's own /proc entry (its maps, its fds, its threads), resolved now to this process's number.
-    own = FSAccess.READ_FILE | FSAccess.READ_DIR | (FSAccess.WRITE_FILE if access.cuda_driver else 0)
-    ruleset.allow(f"/proc/{os.getpid()}", rules=own)
+    ruleset.allow(f"/proc/{os.getpid()}", rules=_own_proc_rights(access.cuda_driver))
     ruleset.apply()
+
+
+def _own_proc_rights(cuda_driver: bool):
+    """What a child may do in its own /proc entry. CUDA's driver opens files there for writing with truncation (a
+    GPU context fails with cudaErrorOperatingSystem without WRITE_FILE or TRUNCATE: bench/sandbox_cuda_probe.py
+    --find-rights), so a GPU child gets every right on it: procfs has nothing to make, remove or link, exec is
+    refused by seccomp, and the worker's and every other process's entries stay closed."""
+    from landlock import FSAccess
+
+    if cuda_driver:
+        return FSAccess.all()
+    return FSAccess.READ_FILE | FSAccess.READ_DIR
 
 
 def _filter_calls(cuda_driver: bool) -> None:

@@ -26,6 +26,23 @@ def read_file(path: str) -> str:
         return f"refused: {exc.__class__.__name__}: {exc.strerror}"
 
 
+def through_own_proc(target: str) -> dict:
+    """The child's own /proc entry (where a GPU child may write, for CUDA's driver): its magic links to the root
+    and to the working folder lead to `target`, and a write with truncation to the worker's entry."""
+    tried = {
+        "root_link": read_file(f"/proc/self/root{target}"),
+        "cwd_link": read_file(f"/proc/self/cwd{target}"),
+    }
+    for name, path in (("own_comm", "/proc/self/comm"), ("parent_comm", f"/proc/{os.getppid()}/comm")):
+        try:
+            with open(path, "w") as comm:
+                comm.write("escaped")
+            tried[name] = "written"
+        except OSError as exc:
+            tried[name] = f"refused: {exc.__class__.__name__}: {exc.strerror}"
+    return tried
+
+
 def include_through_a_link(target: str) -> dict:
     """A link in the child's own scratch folder (its HOME) to a file outside, then NVRTC told to include it."""
     link = os.path.join(os.environ["HOME"], "innocent.h")

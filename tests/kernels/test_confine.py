@@ -136,6 +136,18 @@ def test_files_outside_the_paths_are_refused_to_code_in_the_child(canaries, in_c
         assert token not in answer
 
 
+def test_the_childs_own_proc_entry_leads_nowhere_else(canaries, in_child, request):
+    """A GPU child may write to its own /proc entry (CUDA's driver does); through it no path leads out, and the
+    worker's entry stays closed."""
+    token, secret_path = canaries
+    answer = in_child(E + "through_own_proc", secret_path)
+    assert answer["root_link"].startswith("refused") and answer["cwd_link"].startswith("refused"), answer
+    assert answer["parent_comm"].startswith("refused"), answer
+    expected_own = "written" if request.node.callspec.params["in_child"] == "gpu_child" else "refused"
+    assert answer["own_comm"].startswith(expected_own), answer
+    assert not leaked(token, answer)
+
+
 def test_no_network(canaries, in_child):
     answer = in_child(E + "connect", ("127.0.0.1", 6379))  # the worker's own Redis, on this machine
     assert answer.startswith("refused"), answer
