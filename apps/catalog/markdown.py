@@ -326,6 +326,12 @@ def _plain_text(safe_html: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(text)).strip()
 
 
+def prose_text(safe_html: str) -> str:
+    """The text a reader reads as prose: the rendered HTML's text (maths as plain text, as `_plain_text`) without
+    its code listings (every <pre> block). Inline `code` inside a sentence stays; it is part of the sentence."""
+    return _plain_text(re.sub(r"<pre\b.*?</pre>", " ", safe_html, flags=re.S))
+
+
 def render_markdown(source: str, *, figure_url: Callable[[str], str]) -> Rendered:
     env: dict = {}
     tokens = _PARSER.parse(source, env)

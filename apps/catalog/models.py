@@ -73,7 +73,7 @@ class Capsule(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
     badge = models.CharField(max_length=30, blank=True)
-    # Reading time, from the rendered text's words at READING_WORDS_PER_MINUTE (apps.catalog.reading_time).
+    # Reading time, from the rendered prose's words at READING_WORDS_PER_MINUTE (apps.catalog.reading_time).
     minutes = models.PositiveSmallIntegerField(default=1, editable=False)
     access = models.CharField(max_length=10, choices=Access.choices, default=Access.LOCKED)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PUBLISHED)
@@ -89,7 +89,9 @@ class Capsule(models.Model):
     body_html = models.TextField(blank=True, editable=False)
     body_text = models.TextField(blank=True, editable=False)
     toc = models.JSONField(default=list, blank=True, editable=False)
-    words = models.PositiveIntegerField(default=0, editable=False, help_text="Words of the rendered text.")
+    words = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Words of the rendered prose, code listings left out."
+    )
     content_hash = models.CharField(max_length=64, blank=True, editable=False)
     revision = models.PositiveIntegerField(default=1, editable=False)
     updated_at = models.DateTimeField(auto_now=True)

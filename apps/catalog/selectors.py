@@ -4,8 +4,9 @@ from django.conf import settings
 from django.db.models import Prefetch
 from django.http import Http404
 
+from apps.catalog.markdown import prose_text
 from apps.catalog.models import Book, Capsule, Figure, Part
-from apps.catalog.reading_time import reading_minutes
+from apps.catalog.reading_time import reading_minutes, words_count
 from config.caching import local_per_version
 
 
@@ -42,6 +43,13 @@ def book_parts_with_capsules(book: Book) -> list[Part]:
             Prefetch("capsules", queryset=capsules, to_attr="published_capsules")
         )
     )
+
+
+def capsule_prose_words(*, body_html: str) -> int:
+    """The words of a capsule's prose: its rendered text outside code listings (paragraphs, lists, tables, figure
+    captions, footnotes, and the maths in them as text), counted by `words_count`. The one count of a capsule's
+    length: its stored `words` and reading time, the book's totals, and the book's minimum length test use it."""
+    return words_count(prose_text(body_html))
 
 
 def book_totals(parts: list[Part]) -> dict:

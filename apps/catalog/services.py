@@ -18,7 +18,8 @@ from django.urls import reverse
 from apps.catalog.content_files import BookData, CapsuleData, read_book
 from apps.catalog.markdown import render_markdown
 from apps.catalog.models import Book, Capsule, Figure, Part
-from apps.catalog.reading_time import reading_minutes, words_count
+from apps.catalog.reading_time import reading_minutes
+from apps.catalog.selectors import capsule_prose_words
 
 
 @dataclass
@@ -64,14 +65,14 @@ def _content_hash(capsule: CapsuleData) -> str:
 
 
 def capsule_render(*, capsule: Capsule) -> Capsule:
-    """Render the capsule's Markdown into its stored HTML, text and table of contents, and count its words and
-    reading time from that text."""
+    """Render the capsule's Markdown into its stored HTML, text and table of contents, and count its prose words
+    (code listings left out) and its reading time from them."""
     rendered = render_markdown(
         capsule.body,
         figure_url=lambda name: reverse("reading:figure", kwargs={"slug": capsule.slug, "name": name}),
     )
     capsule.body_html, capsule.body_text, capsule.toc = rendered.html, rendered.text, rendered.toc
-    capsule.words = words_count(rendered.text)
+    capsule.words = capsule_prose_words(body_html=rendered.html)
     capsule.minutes = reading_minutes(capsule.words)
     return capsule
 

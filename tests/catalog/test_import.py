@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 from apps.catalog.content_files import ImportFileError
 from apps.catalog.models import Book, Capsule, Figure
 from apps.catalog.reading_time import reading_minutes, words_count
+from apps.catalog.selectors import capsule_prose_words
 from apps.catalog.services import book_import, capsule_save
 from tests.conftest import MINI_BOOK
 
@@ -32,7 +33,8 @@ def test_import_creates_the_book_parts_capsules_and_figures(db, book_folder):
     assert list(book.parts.values_list("number", "title")) == [(0, "Start"), (1, "Deep")]
     locked = Capsule.objects.get(slug="locked-two")
     assert (locked.access, locked.badge, locked.is_draft, locked.part.number) == ("locked", "12.8%", False, 1)
-    assert locked.words == words_count(locked.body_text) > 0 and locked.minutes == 1
+    assert locked.words == capsule_prose_words(body_html=locked.body_html) > 0 and locked.minutes == 1
+    assert locked.words < words_count(locked.body_text)  # its code listing is not prose
     assert locked.outline == ["Tiles", "Code"]
     assert '<span class="kt">float</span>' in locked.body_html
     assert 'src="/capsules/locked-two/figures/02-secret.svg"' in locked.body_html
@@ -161,13 +163,18 @@ def test_a_missing_folder_is_a_clear_error(db, tmp_path):
         book_import(folder=Path(tmp_path / "nope"))
 
 
-def test_words_and_reading_time_are_counted_from_the_text(db, book_folder, settings):
+def test_words_and_reading_time_are_counted_from_the_prose(db, book_folder, settings):
     settings.READING_WORDS_PER_MINUTE = 10
     path = book_folder / "capsules" / "03-locked-three.md"
-    path.write_text(path.read_text() + "\n" + "word " * 95 + "\n\n= + - * / ->\n")  # operators are not words
+    listing = "int listing_words = never + counted * as + prose"
+    path.write_text(
+        path.read_text() + "\n" + "word " * 95 + "\n\n= + - * / ->\n\n```cuda\n" + listing + "\n```\n"
+    )  # operators are not words, and a code listing is not read as prose
     book_import(folder=book_folder)
     capsule = Capsule.objects.get(slug="locked-three")
-    assert capsule.words == len([t for t in capsule.body_text.split() if any(c.isalnum() for c in t)])
+    assert listing in capsule.body_text  # search still finds the listing's words
+    prose = capsule.body_text.replace(listing, " ")
+    assert capsule.words == len([t for t in prose.split() if any(c.isalnum() for c in t)])
     assert capsule.words >= 95 and capsule.minutes == -(-capsule.words // 10)  # rounded up
     assert (words_count("a b, c += d_e 4096³ — -> ..."), reading_minutes(0), reading_minutes(11)) == (5, 1, 2)
 
