@@ -941,7 +941,7 @@ def print_report(report: dict) -> None:
         ("job's wait for its child's setup, ms", "setup_wait_ms"),
         ("its timed rounds' wait for setups, ms", "lock_wait_ms"),
         *((f"  stage: {stage.replace('_', ' ')}, ms", f"{stage}_ms") for stage in JOB_STAGES),
-        ("timed rounds per job (warm-up included)", "timed_rounds_n"),
+        ("timed rounds per job (all checked)", "timed_rounds_n"),
         ("worker idle between jobs, s", "between_jobs_s"),
         ("kernel's timed median, ms", "kernel_median_ms"),
     ]

@@ -31,7 +31,7 @@ PROBLEMS = Path(__file__).resolve().parents[1] / "kernels" / "problems"
 
 def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: float) -> dict:
     options = JudgeOptions()
-    walls, waits, lock_waits, medians, setups = [], [], [], [], []
+    walls, waits, lock_waits, medians, setups, rounds = [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
     with GpuJudge(spares=spares) as judge:
         judge.kept = kept  # the first pool size's measuring setup, handed on as a worker hands it to its children
@@ -48,6 +48,7 @@ def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: fl
             for stage, ms in result.stage_ms.items():
                 stages.setdefault(stage, []).append(ms)
             medians.append(result.benchmarks[0].candidate.median_ms)
+            rounds.append([bench.candidate.samples for bench in result.benchmarks])
             answer = judge.worker.setup_value
             setup = answer.setup_ms if isinstance(answer, SetupAnswer) else None
             if setup and setup not in setups:
@@ -66,6 +67,7 @@ def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: fl
         "setup_ms_p50": {key: statistics.median(s[key] for s in setups) for key in setups[0]} if setups else {},
         "kernel_ms": statistics.median(medians),
         "kernel_spread_pct": 100 * (max(medians) - min(medians)) / statistics.median(medians),
+        "rounds": rounds,  # timed rounds per benchmark shape, per job
         "kept": kept,
     }
 
@@ -101,6 +103,7 @@ def main() -> None:
             stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
             setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
             print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
+            print(f"  timed rounds per benchmark shape, per job: {r['rounds']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -37,9 +37,13 @@ def expected_of(problem: Problem, inputs: dict[str, cp.ndarray], sizes: dict[str
     like the outputs, with the norms errors are measured against and, where the problem gives them, each
     element's own scale (see `compare.expected_from`)."""
     module = problem.module()
-    reference = module.reference(inputs, sizes, problem.params)
+    if hasattr(module, "reference_and_element_scale"):  # one pass where both share most of their work
+        reference, element_scale = module.reference_and_element_scale(inputs, sizes, problem.params)
+    else:
+        reference = module.reference(inputs, sizes, problem.params)
+        has_scale = hasattr(module, "element_scale")
+        element_scale = module.element_scale(inputs, sizes, problem.params) if has_scale else None
     magnitude = module.magnitude(inputs, sizes, problem.params) if hasattr(module, "magnitude") else None
-    element_scale = module.element_scale(inputs, sizes, problem.params) if hasattr(module, "element_scale") else None
     shapes = {name: inputs[name].shape for name in problem.outputs}
     return expected_from(problem, reference, magnitude, sizes, shapes, element_scale)
 

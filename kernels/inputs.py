@@ -117,8 +117,7 @@ class Prepared:
             else:
                 out.fill(poison_value(problem.arg(name).dtype))
         for spec in problem.workspaces:
-            raw = self.buffers[spec.name].array.view(cp.uint8)
-            raw[...] = garbage(raw.size, self.seed + _WORKSPACE_STREAM, cp)
+            fill_garbage(self.buffers[spec.name].array.view(cp.uint8), self.seed + _WORKSPACE_STREAM)
 
     def arrays(self) -> dict[str, cp.ndarray]:
         """The buffers' arrays by name, as the baseline takes them (workspaces are the candidate's alone)."""
@@ -128,6 +127,45 @@ class Prepared:
     def outputs(self) -> dict[str, cp.ndarray]:
         """The output arrays by name, in the problem's order."""
         return {name: self.buffers[name].array for name in self.problem.outputs}
+
+
+# problems.garbage in one pass: each 4-byte word the high half of splitmix64 of its index plus the key. The
+# array-module version makes a uint64 temporary per step, ten passes over twice the bytes: for attention's 8 GiB
+# score workspace, refilled twice a timed round, that was most of a round (README, "Capacity of the GPU pool").
+_GARBAGE_WORDS = cp.ElementwiseKernel(
+    "uint64 key",
+    "uint32 word",
+    """
+    unsigned long long z = (unsigned long long)i + key;
+    z ^= z >> 30;
+    z *= 0xBF58476D1CE4E5B9ull;
+    z ^= z >> 27;
+    z *= 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    word = (unsigned int)(z >> 32);
+    """,
+    "kernels_garbage_words",
+)
+
+
+def fill_garbage(raw: cp.ndarray, key: int) -> None:
+    """Fill a uint8 device array with `problems.garbage(raw.size, key)`, the same bytes, in one pass."""
+    whole = raw.size // 4 * 4
+    if whole:
+        _GARBAGE_WORDS(np.uint64(key & (2**64 - 1)), raw[:whole].view(cp.uint32))
+    if whole < raw.size:  # a last, partial word
+        raw[whole:] = garbage(raw.size, key, cp)[whole:]
+
+
+def garbage_agreement_job(_payload=None) -> list[dict]:
+    """On the GPU: fill_garbage against problems.garbage computed by NumPy, for sizes with and without a partial
+    last word and keys near the top of the range (tests/kernels/test_gpu.py)."""
+    rows = []
+    for nbytes, key in ((4096, 7), (4 * 65536 + 3, 2**64 - 5), (1 << 20, 123456789)):
+        raw = cp.zeros(nbytes, dtype=cp.uint8)
+        fill_garbage(raw, key)
+        rows.append({"nbytes": nbytes, "key": key, "same": bool(np.array_equal(raw.get(), garbage(nbytes, key)))})
+    return rows
 
 
 def input_generator(seed: int) -> cp.random.Generator:

@@ -93,9 +93,12 @@ def judge_job(job: GpuJob) -> JudgeResult:
             # the stage waits once for the steps in flight (kernels/devicelock.py), not once per timed launch.
             with gpu.DEVICE_LOCK.timed():
                 result.ceilings = ctx.ceilings_for(problem.compute_unit)  # a tensor rate may be measured here
+                parts_ms: dict[str, float] = {}
                 for shape in problem.benchmarks:
-                    result.benchmarks.append(bench_shape(problem, shape, launches, kernels, options, job.arch, ctx))
+                    bench = bench_shape(problem, shape, launches, kernels, options, job.arch, ctx, parts_ms)
+                    result.benchmarks.append(bench)
             clock.lap("timed_rounds")
+            result.stage_ms.update({f"timed_rounds.{part}": ms for part, ms in parts_ms.items()})
             result.telemetry = gpu.telemetry(ctx)
             clock.lap("telemetry")
         result.message = _summary(result)

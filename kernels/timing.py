@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -63,17 +64,35 @@ class _Bench:
 
 @dataclass
 class _Samples:
-    """What the recorded rounds measured: each side's times, and the candidate's worst rel_err."""
+    """What the recorded rounds measured: each side's times, the candidate's worst rel_err, and where the rounds'
+    time went (milliseconds by part: inputs, launches, checks; the warm-up round included)."""
 
     candidate_ms: list[float] = field(default_factory=list)
     baseline_ms: list[float] = field(default_factory=list)
     worst_rel_err: float = 0.0
+    parts_ms: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def part(self, name: str):
+        """Adds the part's time, the GPU work it queued included (synchronised at its end)."""
+        begin = time.perf_counter()
+        yield
+        runtime.deviceSynchronize()
+        self.parts_ms[name] = self.parts_ms.get(name, 0.0) + (time.perf_counter() - begin) * 1e3
 
 
 def bench_shape(
-    problem: Problem, shape: Shape, launches, kernels, options: JobOptions, arch: str, ctx: gpu.GpuContext
+    problem: Problem,
+    shape: Shape,
+    launches,
+    kernels,
+    options: JobOptions,
+    arch: str,
+    ctx: gpu.GpuContext,
+    parts_ms: dict[str, float] | None = None,
 ) -> BenchResult:
-    """Time the candidate against the baseline at one benchmark shape, checking every timed output."""
+    """Time the candidate against the baseline at one benchmark shape, checking every timed output. Where the
+    rounds' time went is added to `parts_ms` (by part, milliseconds)."""
     bench = _setup(problem, shape, launches, kernels, options, arch, ctx, ctx.sm_count)
     samples = _Samples()
     deadline = time.perf_counter() + options.time_budget_s  # the warm-up round counts against the budget
@@ -82,6 +101,9 @@ def bench_shape(
     while not _enough(samples, options, deadline):
         prepared = _round(bench, round_no, prepared, samples)
         round_no += 1
+    if parts_ms is not None:
+        for part, ms in samples.parts_ms.items():
+            parts_ms[part] = parts_ms.get(part, 0.0) + ms
     return _bench_result(bench, samples)
 
 
@@ -95,18 +117,25 @@ def _setup(
 
 
 def _warm_up(bench: _Bench, samples: _Samples) -> Prepared:
-    """One full round, checks included, whose times are not recorded: it pays for each side's first use
-    (module loading, cuBLAS heuristics, CuPy's kernel compilation) and allocates the buffers that the
-    timed rounds then refill in place."""
+    """One round whose times are not recorded: it pays for each side's first use (module loading, cuBLAS
+    heuristics, CuPy's kernel compilation) and allocates the buffers that the timed rounds then refill in place.
+    Its inputs are checked, its outputs not: no figure comes from it, and the reference of a large shape costs
+    more than the launches (every timed round after it is checked in full)."""
     return _round(bench, WARM_UP_ROUND, None, samples)
 
 
 def _round(bench: _Bench, round_no: int, previous: Prepared | None, samples: _Samples) -> Prepared:
     """A fresh input set, both sides timed back to back, every timed output checked, printed output capped."""
-    prepared = _input_set(bench, round_no, previous)
-    outputs = _interleaved(bench, prepared, round_no, samples)
-    _check_outputs(bench, prepared, outputs, round_no, samples)
-    check_printed_output()
+    with samples.part("inputs"):
+        prepared = _input_set(bench, round_no, previous)
+    with samples.part("launches"):
+        outputs = _interleaved(bench, prepared, round_no, samples)
+    with samples.part("checks"):
+        if round_no == WARM_UP_ROUND:
+            _check_inputs(prepared, round_no)
+        else:
+            _check_outputs(bench, prepared, outputs, round_no, samples)
+        check_printed_output()
     return prepared
 
 
@@ -206,9 +235,7 @@ def _check_outputs(
     side is preceded by the same light work) and with the reference computed only now. Where the
     baseline went first its outputs went unchecked; they are checked in every round where it goes second,
     the first timed round included. A wrong baseline is the judge's fault, not the reader's."""
-    fault = input_faults(prepared)
-    if fault:
-        raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in timed round {round_no + 1}: {fault}")
+    _check_inputs(prepared, round_no)
     expected = expected_after(prepared)
     for who, outs in outputs.items():
         check = compare_outputs(bench.problem, outs, expected, bench.sizes, contract=who == "candidate")
@@ -217,6 +244,13 @@ def _check_outputs(
             raise JobFailed(verdict, f"{who} output of timed round {round_no + 1} is wrong: {check.message}")
         if who == "candidate" and round_no != WARM_UP_ROUND:
             samples.worst_rel_err = max(samples.worst_rel_err, check.rel_err)
+
+
+def _check_inputs(prepared: Prepared, round_no: int) -> None:
+    fault = input_faults(prepared)
+    if fault:
+        where = "the warm-up round" if round_no == WARM_UP_ROUND else f"timed round {round_no + 1}"
+        raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in {where}: {fault}")
 
 
 def _enough(samples: _Samples, options: JobOptions, deadline: float) -> bool:
@@ -264,7 +298,7 @@ def _bench_result(bench: _Bench, samples: _Samples) -> BenchResult:
         baseline_tflops=flops / (base.median_ms * 1e-3) / 1e12,
         roofline_tflops=roofline_tflops,
         pct_of_roofline=pct_of_roofline,
-        rounds_checked=cand.samples + 1,
+        rounds_checked=cand.samples,
         max_rel_err=samples.worst_rel_err,
         flops=flops,
         bytes_moved=nbytes,

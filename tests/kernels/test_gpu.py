@@ -30,7 +30,7 @@ def test_example_accepted_and_timed(gpu_judge, problem):
     assert all(c.passed for c in result.checks) and len(result.checks) == len(problems.load(problem).tests)
     assert len(result.benchmarks) == len(problems.load(problem).benchmarks)
     for bench in result.benchmarks:
-        assert bench.candidate.samples >= 3 and bench.rounds_checked == bench.candidate.samples + 1
+        assert bench.candidate.samples >= 3 and bench.rounds_checked == bench.candidate.samples
         assert bench.pct_of_baseline > 0 and 0 < bench.pct_of_roofline <= 105
     assert result.kernels[0].registers > 0 and result.kernels[0].max_threads_per_block > 0
     assert result.telemetry.gpu_name and result.ceilings.copy_gbps > 1000
@@ -65,6 +65,33 @@ def test_bad_submission_then_a_good_one(gpu_judge, name, problem, verdict, fragm
     # The worker (replaced if it had to be) judges the next submission normally.
     follow_up = judge(gpu_judge, problems.PROBLEMS_DIR / "vector_add" / "example.cu", "vector_add")
     assert follow_up.verdict is Verdict.ACCEPTED, (follow_up.message, follow_up.error)
+
+
+@pytest.mark.parametrize(
+    "wrong_round, options",
+    [
+        (1, JudgeOptions()),
+        (3, JudgeOptions()),
+        # With max_rounds 3 the third round is the last: no job stops before three rounds (kernels/samples.py).
+        (3, JudgeOptions(max_rounds=3)),
+    ],
+    ids=["first", "third", "last"],
+)
+def test_a_kernel_wrong_in_one_timed_round_is_caught_there(gpu_judge, wrong_round, options):
+    """However few rounds the stopping rule asks for, every timed round is checked on fresh inputs."""
+    template = read(BAD / "sgemm_wrong_in_one_timed_round.cu")
+    source = template.replace("#define WRONG_IN_TIMED_ROUND 1", f"#define WRONG_IN_TIMED_ROUND {wrong_round}")
+    compiled = compiler.compile_submission(source, "sgemm")
+    assert compiled.ok, compiled.log
+    result = gpu_judge.judge(compiled, options)
+    assert result.verdict is Verdict.WRONG_ANSWER, (result.message, result.error)
+    assert f"timed round {wrong_round} is wrong" in result.message, result.message
+
+
+def test_workspace_garbage_is_the_same_on_the_gpu_and_the_cpu(gpu_judge):
+    outcome = gpu_judge.worker.call("kernels.inputs:garbage_agreement_job", None, timeout_s=120)
+    assert outcome.value, outcome.error
+    assert all(row["same"] for row in outcome.value), outcome.value
 
 
 def test_fingerprint_is_the_same_on_the_gpu_and_the_cpu(gpu_judge):

@@ -53,7 +53,7 @@ def _heads(inputs, name):
 
 def reference(inputs, sizes, params):
     """softmax(Q K^T / sqrt(d) + mask) V in float64, head by head; the mask sets j > i to -inf when causal."""
-    return _attend(inputs, sizes, absolute=False)
+    return _attend(inputs, sizes)[0]
 
 
 def element_scale(inputs, sizes, params):
@@ -61,14 +61,17 @@ def element_scale(inputs, sizes, params):
     errors (BF16 P times V, the output's own rounding). It stays near mean |V| = 0.5 on every row, where the
     outputs themselves range from single values of V (the first causal rows) to averages of thousands (near
     0.01): rms(O) would make the element-wise test fail a correctly rounded first row."""
-    return _attend(inputs, sizes, absolute=True)
+    return _attend(inputs, sizes)[1]
 
 
-def _attend(inputs, sizes, absolute):
+def reference_and_element_scale(inputs, sizes, params):
+    """Both at once, from one softmax per head (the judge's checks take this: the scores are most of the work)."""
+    return _attend(inputs, sizes)
+
+
+def _attend(inputs, sizes):
     xp = dtypes.xp_of(inputs["Q"])
     q, k, v = (_heads(inputs, name) for name in ("Q", "K", "V"))
-    if absolute:
-        v = xp.abs(v)
     seq, scale = sizes["seq"], 1.0 / math.sqrt(sizes["head_dim"])
     # Causal: -inf above the diagonal, 0 elsewhere, added in place (a boolean-mask assignment would gather the
     # indices of half of seq^2 elements for every head).
@@ -76,6 +79,7 @@ def _attend(inputs, sizes, absolute):
     if sizes["causal"]:
         penalty = xp.where(xp.tri(seq, seq, k=0, dtype=bool), 0.0, -xp.inf)  # tri: j <= i
     out = xp.empty(q.shape, dtype=xp.float64)
+    scale_out = xp.empty(q.shape, dtype=xp.float64)
     for head in range(q.shape[0]):
         scores = q[head] @ k[head].T
         scores *= scale
@@ -83,8 +87,11 @@ def _attend(inputs, sizes, absolute):
             scores += penalty
         scores -= scores.max(axis=1, keepdims=True)  # the diagonal is never masked: every row has a finite max
         p = xp.exp(scores, out=scores)
-        out[head] = (p @ v[head]) / p.sum(axis=1, keepdims=True)
-    return out.reshape(inputs["Q"].shape)
+        total = p.sum(axis=1, keepdims=True)
+        out[head] = (p @ v[head]) / total
+        scale_out[head] = (p @ xp.abs(v[head])) / total
+    shape = inputs["Q"].shape
+    return out.reshape(shape), scale_out.reshape(shape)
 
 
 def _sdpa(torch, q, k, v, sizes):
