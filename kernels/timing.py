@@ -65,7 +65,8 @@ class _Bench:
 @dataclass
 class _Samples:
     """What the recorded rounds measured: each side's times, the candidate's worst rel_err, and where the rounds'
-    time went (milliseconds by part: inputs, launches, checks; the warm-up round included)."""
+    time went (milliseconds added by part: inputs, launches, checks; the warm-up round included; the job's dict,
+    summed over its shapes)."""
 
     candidate_ms: list[float] = field(default_factory=list)
     baseline_ms: list[float] = field(default_factory=list)
@@ -94,16 +95,13 @@ def bench_shape(
     """Time the candidate against the baseline at one benchmark shape, checking every timed output. Where the
     rounds' time went is added to `parts_ms` (by part, milliseconds)."""
     bench = _setup(problem, shape, launches, kernels, options, arch, ctx, ctx.sm_count)
-    samples = _Samples()
+    samples = _Samples(parts_ms=parts_ms if parts_ms is not None else {})
     deadline = time.perf_counter() + options.time_budget_s  # the warm-up round counts against the budget
     prepared = _warm_up(bench, samples)
     round_no = 0
     while not _enough(samples, options, deadline):
         prepared = _round(bench, round_no, prepared, samples)
         round_no += 1
-    if parts_ms is not None:
-        for part, ms in samples.parts_ms.items():
-            parts_ms[part] = parts_ms.get(part, 0.0) + ms
     return _bench_result(bench, samples)
 
 
