@@ -32,7 +32,7 @@ def test_the_demo_book_has_every_capsule_of_the_catalogue(demo_book):
     capsules = list(Capsule.objects.published().order_by("number"))
     assert [c.number for c in capsules] == list(range(1, 73))
     assert demo_book.parts.count() == 7
-    assert {c.number for c in capsules if c.is_free} == {1, 2}
+    assert {c.number for c in capsules if c.is_free} == {1, 2, 5}  # 5, how to use this site: free (issue 44)
     if SEED.exists():  # the seed lives beside the repository on the team's machines
         catalogue = json.loads(SEED.read_text())
         expected = {c["number"]: c for part in catalogue["parts"] for c in part["capsules"]}
@@ -42,7 +42,7 @@ def test_the_demo_book_has_every_capsule_of_the_catalogue(demo_book):
             assert (capsule.title, capsule.badge or None, capsule.is_free) == (
                 seed["title"],
                 seed["badge"],
-                seed["free"],
+                seed["free"] or capsule.number == 5,  # the seed predates issue 44, which opened capsule 5
             )
 
 
@@ -80,7 +80,7 @@ def test_the_landing_page_has_everything_the_original_page_has(demo_book):
         assert text in page, text
     assert page.count('class="part"') == 7 and "15 capsules" in page and "The GEMM Worklog" in page
     assert page.count('<li class="capsule-row') == 72
-    assert page.count('badge--free">free<') == 2 and page.count("icon-lock") >= 70
+    assert page.count('badge--free">free<') == 3 and page.count("icon-lock") >= 69
     assert (
         '<span class="capsule-row__title">Kernel 8: Warptiling</span>' in page
         and ">93.7%<" in page
