@@ -1,0 +1,512 @@
+"""Figures of capsules 55 to 72 (issue 44), drawn as plain SVG.
+
+Run from anywhere: python content/kernel-engineering/figures/src/charts_55_72.py [name-prefix ...]
+Every figure is 480 units wide with text of at least 14 units, so that shown ~340 px wide on a 390 px phone
+no text is under 10 px. Every number drawn comes from the capsule's own text (or is computed from a formula
+the capsule states); nothing here is a new measurement.
+"""
+
+import math
+import sys
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent
+W = 480
+MIN_FONT = 14
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
+
+INK = "#1a202c"
+GREY = "#4a5568"
+LIGHT = "#edf2f7"
+RULE = "#e2e8f0"
+BLUE, BLUE_S = "#bee3f8", "#2b6cb0"
+ORANGE, ORANGE_S = "#fbd38d", "#c05621"
+GREEN, GREEN_S = "#c6f6d5", "#2f855a"
+PURPLE, PURPLE_S = "#e9d8fd", "#6b46c1"
+RED, RED_S = "#fed7d7", "#c53030"
+YELLOW, YELLOW_S = "#fefcbf", "#b7791f"
+
+FIGURES = {}
+
+
+def figure(fn):
+    FIGURES[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+def esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def fmt(v):
+    return f"{v:.1f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)
+
+
+class Fig:
+    def __init__(self, name, h, title, desc, w=W):
+        self.name, self.w, self.h, self.title, self.desc = name, w, h, title, desc
+        self.items = []
+        self.texts = []
+
+    def t(self, x, y, s, size=15, anchor="start", bold=False, fill=INK, italic=False):
+        assert size >= MIN_FONT, (self.name, s, size)
+        attrs = f'x="{fmt(x)}" y="{fmt(y)}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"'
+        if bold:
+            attrs += ' font-weight="bold"'
+        if italic:
+            attrs += ' font-style="italic"'
+        self.items.append(f"<text {attrs}>{esc(s)}</text>")
+        self.texts.append((x, y, s, size, anchor, bold))
+
+    def heading(self, s, y=26):
+        self.t(16, y, s, size=17, bold=True)
+
+    def r(self, x, y, w, h, fill=LIGHT, stroke=GREY, rx=0, sw=1.2, dash=None, opacity=None):
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        extra += f' fill-opacity="{opacity}"' if opacity is not None else ""
+        self.items.append(
+            f'<rect x="{fmt(x)}" y="{fmt(y)}" width="{fmt(w)}" height="{fmt(h)}" rx="{rx}" fill="{fill}" '
+            f'stroke="{stroke}" stroke-width="{sw}"{extra}/>'
+        )
+
+    def l(self, x1, y1, x2, y2, stroke=INK, sw=1.5, arrow=False, dash=None):
+        extra = ' marker-end="url(#arrow)"' if arrow else ""
+        extra += f' stroke-dasharray="{dash}"' if dash else ""
+        self.items.append(
+            f'<line x1="{fmt(x1)}" y1="{fmt(y1)}" x2="{fmt(x2)}" y2="{fmt(y2)}" stroke="{stroke}" '
+            f'stroke-width="{sw}"{extra}/>'
+        )
+
+    def p(self, d, fill="none", stroke=INK, sw=1.5, arrow=False, dash=None):
+        extra = ' marker-end="url(#arrow)"' if arrow else ""
+        extra += f' stroke-dasharray="{dash}"' if dash else ""
+        self.items.append(f'<path d="{d}" fill="{fill}" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+
+    def c(self, cx, cy, r, fill=LIGHT, stroke=GREY, sw=1.2):
+        self.items.append(
+            f'<circle cx="{fmt(cx)}" cy="{fmt(cy)}" r="{fmt(r)}" fill="{fill}" stroke="{stroke}" stroke-width="{sw}"/>'
+        )
+
+    def box(self, x, y, w, h, lines, fill=LIGHT, stroke=GREY, size=15, rx=4, bold_first=False, lh=None):
+        self.r(x, y, w, h, fill, stroke, rx=rx)
+        lines = [lines] if isinstance(lines, str) else lines
+        lh = lh or size + 4
+        top = y + h / 2 - (len(lines) - 1) * lh / 2 + size * 0.35
+        for i, line in enumerate(lines):
+            self.t(x + w / 2, top + i * lh, line, size=size, anchor="middle", bold=bold_first and i == 0)
+
+    def svg(self):
+        head = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.w} {self.h}" width="{self.w}" '
+            f'height="{self.h}" role="img" aria-labelledby="t d" font-family="{FONT}">\n'
+            f'<title id="t">{esc(self.title)}</title>\n<desc id="d">{esc(self.desc)}</desc>\n'
+            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+            f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{INK}"/></marker></defs>\n'
+            f'<rect x="0" y="0" width="{self.w}" height="{self.h}" fill="#ffffff"/>\n'
+        )
+        return head + "\n".join(self.items) + "\n</svg>\n"
+
+    def check(self):
+        """Rough fit test: estimated text extents stay inside the drawing."""
+        problems = []
+        for x, y, s, size, anchor, bold in self.texts:
+            width = len(str(s)) * size * (0.58 if bold else 0.53)
+            left = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+            if left < 2 or left + width > self.w - 2 or y - size < 0 or y > self.h - 2:
+                problems.append(f"{self.name}: text {s!r} may overflow ({left:.0f}..{left + width:.0f}, y {y})")
+        return problems
+
+
+def hbars(f, x0, y0, rows, vmax, width=None, bar_h=22, gap=50, label_size=15, value_inside=False):
+    """Horizontal bars, each with its label on the line above it (phone-friendly). rows: (label, value, text, fill, stroke)."""
+    width = width or (W - x0 - 20)
+    for i, (label, value, text, fill, stroke) in enumerate(rows):
+        y = y0 + i * gap
+        f.t(x0, y, label, size=label_size)
+        bw = max(2, width * value / vmax)
+        f.r(x0, y + 6, bw, bar_h, fill, stroke)
+        if text:
+            if value_inside or x0 + bw + 8 + len(text) * 8 > W - 4:
+                f.t(x0 + bw - 6, y + 6 + bar_h / 2 + 5, text, size=15, anchor="end", bold=True)
+            else:
+                f.t(x0 + bw + 8, y + 6 + bar_h / 2 + 5, text, size=15, bold=True)
+
+
+# ---------------------------------------------------------------- capsule 55
+
+
+@figure
+def f55_cache_sizes():
+    f = Fig(
+        "55-cache-sizes", 420,
+        "KV cache per token for three models, and for a batch of Llama 3 8B",
+        "Top: bytes of BF16 KV cache per token. Llama 2 13B with full multi-head attention needs 800 KiB per token "
+        "(3.1 GiB for 4,096 tokens), Llama 3 70B with grouped-query attention 320 KiB (1.25 GiB), Llama 3 8B 128 KiB "
+        "(512 MiB). Bottom: serving Llama 3 8B to 64 sequences of 8,192 tokens needs 64 GiB of cache, four times "
+        "the model's 16 GB of BF16 weights and about half of an H200's 141 GB.",
+    )
+    f.heading("KV cache per token (BF16)")
+    hbars(f, 16, 58, [
+        ("Llama 2 13B, MHA (4,096 tokens: 3.1 GiB)", 800, "800 KiB", ORANGE, ORANGE_S),
+        ("Llama 3 70B, GQA (4,096 tokens: 1.25 GiB)", 320, "320 KiB", BLUE, BLUE_S),
+        ("Llama 3 8B, GQA (4,096 tokens: 512 MiB)", 128, "128 KiB", BLUE, BLUE_S),
+    ], 800, width=360)
+    f.l(16, 212, W - 16, 212, stroke=RULE)
+    f.t(16, 244, "Llama 3 8B, 64 sequences of 8,192 tokens", size=17, bold=True)
+    gb = 1e9
+    hbars(f, 16, 282, [
+        ("KV cache", 64 * 2**30 / gb, "64 GiB", ORANGE, ORANGE_S),
+        ("weights (BF16)", 16, "16 GB", GREEN, GREEN_S),
+        ("H200 memory", 141, "141 GB", LIGHT, GREY),
+    ], 141, width=360, gap=46)
+    return f
+
+
+@figure
+def f55_waste():
+    f = Fig(
+        "55-waste", 440,
+        "Where a contiguous KV cache wastes memory, and how pages bound the waste",
+        "Top: three requests each reserve one contiguous region sized for the maximum length. Only the first part "
+        "of each holds tokens; the rest is reserved for tokens not yet generated, or for tokens that will never be "
+        "generated because the request stops early, and gaps between regions of different sizes are too small for "
+        "a new request. The vLLM paper measured existing systems using only about 20 to 38 percent of their cache "
+        "memory for token states. Bottom: with paging, each request holds blocks of 16 tokens anywhere in one pool "
+        "and wastes less than one block, its partly filled last one.",
+    )
+    f.heading("Contiguous reservation: three kinds of waste")
+    y = 50
+    regions = [(16, 150, 60), (178, 120, 36), (310, 150, 90)]
+    for x, w, uw in regions:
+        f.r(x, y, w, 40, "#ffffff", GREY)
+        f.r(x, y, uw, 40, BLUE, BLUE_S)
+        f.r(x + uw, y, w - uw, 40, ORANGE, ORANGE_S, opacity=0.6)
+    f.r(166, y, 12, 40, RED, RED_S)
+    f.r(298, y, 12, 40, RED, RED_S)
+    f.r(460, y, 8, 40, RED, RED_S)
+    items = [
+        (BLUE, BLUE_S, "tokens stored"),
+        (ORANGE, ORANGE_S, "reserved: not yet generated, or never"),
+        (RED, RED_S, "external fragmentation: gaps"),
+    ]
+    for i, (fill, stroke, label) in enumerate(items):
+        f.r(16, 110 + i * 26, 18, 16, fill, stroke)
+        f.t(42, 123 + i * 26, label)
+    f.t(16, 210, "Measured in existing systems (vLLM paper):", size=15)
+    f.t(16, 232, "only 20 to 38% of cache memory held token states", size=15, bold=True)
+    f.l(16, 252, W - 16, 252, stroke=RULE)
+    f.heading("Paged: one pool of 16-token blocks", y=282)
+    owners = "AB.AC.BAC.B.CA..BC.A"
+    colours = {"A": (BLUE, BLUE_S), "B": (GREEN, GREEN_S), "C": (PURPLE, PURPLE_S), ".": ("#ffffff", GREY)}
+    last = (19, 16, 17)
+    for i, o in enumerate(owners):
+        x = 16 + i * 22.4
+        fill, stroke = colours[o]
+        if i in last:
+            f.r(x, 300, 20, 40, "#ffffff", stroke)
+            f.r(x, 318, 20, 22, fill, stroke)
+        else:
+            f.r(x, 300, 20, 40, fill, stroke)
+        if o != ".":
+            f.t(x + 10, 325, o, size=14, anchor="middle", bold=True)
+    f.t(16, 368, "A, B, C: three requests; white: free; half: last block.", size=15)
+    f.t(16, 392, "Each request wastes less than one block,", size=15)
+    f.t(16, 414, "the unfilled part of its last one.", size=15)
+    return f
+
+
+@figure
+def f55_split_kv():
+    f = Fig(
+        "55-split-kv", 430,
+        "Split-KV decoding: chunks of one context in parallel, then an exact merge",
+        "One sequence's context of cached keys and values is cut into four chunks, each handled by its own block. "
+        "Each block produces its chunk's running maximum m_p, sum l_p and unnormalised output a_p. A short second "
+        "step merges them: m is the largest m_p, l is the sum of exp(m_p minus m) times l_p, and the output is the "
+        "sum of exp(m_p minus m) times a_p divided by l. Without splitting, a batch of 4 with 8 key-value heads "
+        "makes 32 blocks for 132 SMs; with four splits it makes 128.",
+    )
+    f.heading("Split-KV: split the context, merge exactly")
+    f.t(16, 58, "one sequence's KV cache, one kv head")
+    f.r(16, 68, 448, 34, LIGHT, GREY)
+    cols = [BLUE, GREEN, PURPLE, ORANGE]
+    strokes = [BLUE_S, GREEN_S, PURPLE_S, ORANGE_S]
+    for p in range(4):
+        x = 16 + p * 112
+        f.r(x, 68, 112, 34, cols[p], strokes[p])
+        f.t(x + 56, 90, f"chunk {p}", anchor="middle")
+        f.l(x + 56, 104, x + 56, 128, arrow=True)
+        f.box(x + 6, 130, 100, 60, [f"block {p}", f"m{p}, l{p}, a{p}"], cols[p], strokes[p], bold_first=True)
+        f.l(x + 56, 192, 240, 238, arrow=True)
+    f.box(90, 240, 300, 84, ["merge (second launch)", "m = max m_p", "l = sum exp(m_p - m) l_p",
+                             ], YELLOW, YELLOW_S, bold_first=True)
+    f.t(240, 346, "o = sum exp(m_p - m) a_p / l", anchor="middle", bold=True)
+    f.t(16, 384, "Batch 4 x 8 kv heads: 32 blocks for 132 SMs.")
+    f.t(16, 408, "Four splits per context: 128 blocks.", bold=True)
+    return f
+
+
+@figure
+def f55_ladder():
+    f = Fig(
+        "55-ladder", 270,
+        "The book's paged_decode rungs as a fraction of the KV-bytes roofline on the H200",
+        "Range bars on a scale of 0 to 100 percent of the roofline, the bytes of KV cache that must be read over "
+        "the copy bandwidth. The split-KV rung, which serves each GQA group from one read of each key, loads 16 "
+        "bytes per lane and splits long contexts, reaches 77 to 82 percent. The page-ring rung, which copies each "
+        "warp's next page into shared memory with cp.async while it computes the current one, reaches 93 to 97 "
+        "percent.",
+    )
+    f.heading("paged_decode on the H200: % of roofline")
+    x0, x1 = 20, 460
+    def X(v):
+        return x0 + (x1 - x0) * v / 100
+    for v in (0, 25, 50, 75, 100):
+        f.l(X(v), 70, X(v), 206, stroke=RULE)
+        f.t(X(v), 228, f"{v}%", size=14, anchor="middle", fill=GREY)
+    rows = [("02_split_kv: GQA reuse, 16 B loads, split-KV", 77, 82, BLUE, BLUE_S),
+            ("03_page_ring: cp.async ring of two pages", 93, 97, GREEN, GREEN_S)]
+    for i, (label, lo, hi, fill, stroke) in enumerate(rows):
+        y = 66 + i * 70
+        f.t(x0, y, label, size=15)
+        f.r(X(0), y + 10, X(lo) - X(0), 26, LIGHT, GREY, opacity=0.8)
+        f.r(X(lo), y + 10, X(hi) - X(lo), 26, fill, stroke, sw=2)
+        f.t(X(lo) - 6, y + 29, f"{lo} to {hi}%", anchor="end", bold=True)
+    f.t(20, 258, "Bars: the range over 64, 128 and 256 sequences.", size=14, fill=GREY)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 56
+
+
+@figure
+def f56_decode_bytes():
+    f = Fig(
+        "56-decode-bytes", 250,
+        "Bytes and time bound of one decode step of an 8B model by weight format",
+        "Reading every weight of the 8B model once: BF16 at 2 bytes per weight is 16.1 GB, a bound of 3.8 ms at "
+        "4.2 TB/s; FP8 with one scale per row, about 1 byte, 8.0 GB and 1.9 ms; INT4 with a scale and zero point "
+        "per 128 weights, about 0.52 bytes, 4.2 GB and 1.0 ms.",
+    )
+    f.heading("Weights read per decode step, 8B model")
+    hbars(f, 16, 62, [
+        ("BF16, 2 bytes per weight", 16.1, "16.1 GB: 3.8 ms", ORANGE, ORANGE_S),
+        ("FP8, one scale per row", 8.0, "8.0 GB: 1.9 ms", BLUE, BLUE_S),
+        ("INT4, scale and zero per 128", 4.2, "4.2 GB: 1.0 ms", GREEN, GREEN_S),
+    ], 16.1, width=280)
+    f.t(16, 236, "Times: the bound at 4.2 TB/s of copy bandwidth.", size=14, fill=GREY)
+    return f
+
+
+@figure
+def f56_scale_granularity():
+    f = Fig(
+        "56-scale-granularity", 420,
+        "Per-tensor, per-row and per-block FP8 scales, and how far one outlier reaches",
+        "Three copies of a matrix of 4 rows by 16 columns with one outlier value. Cells that share a scale with the "
+        "outlier are shaded red: with one scale per tensor every value is measured against the outlier; with one "
+        "scale per row only the outlier's row is; with one scale per block of values of a row (128 in DeepSeek-V3's "
+        "scheme, 4 in this small drawing) only the outlier's block is.",
+    )
+    f.heading("Which values share the outlier's scale?")
+    panels = [("per tensor: one scale", lambda r, c: True),
+              ("per row: one scale per token", lambda r, c: r == 1),
+              ("per block of a row (here 4 values)", lambda r, c: r == 1 and c // 4 == 2)]
+    cw, ch = 26, 18
+    for i, (label, shared) in enumerate(panels):
+        y0 = 58 + i * 122
+        f.t(16, y0, label, bold=True)
+        for r in range(4):
+            for c in range(16):
+                x, y = 16 + c * cw, y0 + 10 + r * ch
+                fill = RED if shared(r, c) else LIGHT
+                f.r(x, y, cw, ch, fill, RED_S if shared(r, c) else GREY, sw=0.8)
+        f.r(16 + 9 * cw + 4, y0 + 10 + ch + 3, cw - 8, ch - 6, RED_S, RED_S)
+        if i == 2:
+            for c in (4, 8, 12):
+                f.l(16 + c * cw, y0 + 10, 16 + c * cw, y0 + 10 + 4 * ch, stroke=INK, sw=2)
+    f.r(16, 396, 14, 12, RED_S, RED_S)
+    f.t(36, 407, "outlier", size=14)
+    f.r(110, 396, 18, 12, RED, RED_S)
+    f.t(134, 407, "values squeezed by its scale", size=14)
+    return f
+
+
+@figure
+def f56_e4m3_rounding():
+    f = Fig(
+        "56-e4m3-rounding", 300,
+        "Rounding to E4M3 between 256 and 448, with saturation",
+        "The E4M3 values between 256 and 448 are spaced 32 apart: 256, 288, 320, 352, 384, 416 and 448, the largest "
+        "finite value. 300 lies between 288 and 320 and rounds to the nearer, 288. 460 is beyond 448 and saturates "
+        "to 448 instead of becoming NaN. Near zero, 0.0009 is closer to 0 than to the smallest subnormal, 2 to the "
+        "power -9, about 0.00195, and becomes 0.",
+    )
+    f.heading("E4M3: spacing 32 between 256 and 448")
+    x0, x1 = 30, 450
+    def X(v):
+        return x0 + (x1 - x0) * (v - 256) / (480 - 256)
+    f.l(x0, 140, x1, 140, sw=1.5)
+    for v in range(256, 449, 32):
+        f.l(X(v), 130, X(v), 150, sw=2)
+        f.t(X(v), 174, str(v), size=14, anchor="middle")
+    f.r(X(448), 126, X(480) - X(448), 28, RED, RED_S, dash="4 3")
+    f.t(X(464), 200, "saturates", size=14, anchor="middle", fill=RED_S)
+    for v, to, y in ((300, 288, 90), (460, 448, 90)):
+        f.c(X(v), 140, 5, ORANGE, ORANGE_S)
+        f.t(X(v), y - 8, f"{v} → {to}", size=15, anchor="middle", bold=True)
+        f.p(f"M {fmt(X(v))} {y} Q {fmt((X(v) + X(to)) / 2)} {y + 20} {fmt(X(to))} 128", arrow=True)
+    f.t(16, 236, "Near zero: 0.0009 → 0, since the smallest", size=15)
+    f.t(16, 258, "subnormal is 2^-9 ≈ 0.00195 and 0 is closer.", size=15)
+    f.t(16, 286, "Round to nearest, ties to even; never NaN.", size=15, bold=True)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 57
+
+
+@figure
+def f57_traffic():
+    f = Fig(
+        "57-traffic", 260,
+        "Intermediate HBM traffic of the SwiGLU block at T = 8192 for three designs",
+        "Bytes moved for the intermediate tensors at T = 8192, each pass over a T by 14,336 BF16 tensor being 235 MB: "
+        "five kernels move 8 passes, 1.88 GB, 0.45 ms at 4.2 TB/s; a fused SiLU-and-multiply kernel, 4 launches, "
+        "moves 6 passes, 1.41 GB, 0.34 ms; the merged gate and up GEMM with the activation in its epilogue, 2 "
+        "launches, moves 2 passes, 0.47 GB, 0.11 ms.",
+    )
+    f.heading("Intermediate traffic at T = 8192")
+    hbars(f, 16, 62, [
+        ("five kernels: 8 passes", 1.88, "1.88 GB: 0.45 ms", ORANGE, ORANGE_S),
+        ("fused SiLU and multiply, 4 launches: 6 passes", 1.41, "1.41 GB: 0.34 ms", BLUE, BLUE_S),
+        ("merged GEMM, fused epilogue, 2 launches: 2 passes", 0.47, "0.47 GB: 0.11 ms", GREEN, GREEN_S),
+    ], 1.88, width=300)
+    f.t(16, 236, "One pass over T x 14,336 in BF16 = 235 MB; at 4.2 TB/s.", size=14, fill=GREY)
+    return f
+
+
+@figure
+def f57_silu():
+    f = Fig(
+        "57-silu", 340,
+        "The SiLU function g times sigmoid of g",
+        "SiLU plotted for g from -6 to 4, with the line y = g dashed for comparison. The curve is 0 at 0, has its "
+        "minimum of about -0.278 near g = -1.28, approaches 0 from below for large negative g and approaches g for "
+        "large positive g.",
+    )
+    f.heading("silu(g) = g / (1 + exp(-g))")
+    x0, x1, y0, y1 = 50, 460, 300, 50
+    gx0, gx1, gy0, gy1 = -6, 4, -1, 4
+    def X(g):
+        return x0 + (x1 - x0) * (g - gx0) / (gx1 - gx0)
+    def Y(v):
+        return y0 + (y1 - y0) * (v - gy0) / (gy1 - gy0)
+    for v in range(-1, 5):
+        f.l(x0, Y(v), x1, Y(v), stroke=RULE)
+        f.t(x0 - 8, Y(v) + 5, str(v), size=14, anchor="end")
+    for g in range(-6, 5, 2):
+        f.l(X(g), y0, X(g), y0 + 5)
+        f.t(X(g), y0 + 22, str(g), size=14, anchor="middle")
+    f.l(X(0), y0, X(0), y1, stroke=GREY, sw=1)
+    f.l(x0, Y(0), x1, Y(0), stroke=GREY, sw=1)
+    f.l(X(-1), Y(-1), X(4), Y(4), stroke=GREY, sw=1.2, dash="5 4")
+    f.t(X(1.2), Y(3.2), "y = g", size=14, fill=GREY)
+    pts = []
+    for i in range(201):
+        g = gx0 + (gx1 - gx0) * i / 200
+        pts.append(f"{X(g):.1f},{Y(g / (1 + math.exp(-g))):.1f}")
+    f.p("M " + " L ".join(pts), stroke=BLUE_S, sw=2.5)
+    gm = -1.2785
+    f.c(X(gm), Y(gm / (1 + math.exp(-gm))), 4.5, ORANGE, ORANGE_S)
+    f.t(X(-5.8), Y(-0.72), "min -0.278 at g ≈ -1.28", size=14, bold=True)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 58
+
+
+@figure
+def f58_tile_waste():
+    f = Fig(
+        "58-tile-waste", 420,
+        "Why a GEMM tile wastes itself at batch one",
+        "Left: a 128 by 128 output tile of a GEMM kernel with batch 1: only one of its 128 rows holds real outputs, "
+        "the other 127 compute on padding; even the smallest tensor-core shape, 8 wide, wastes seven eighths. "
+        "Right: 8192 output rows in 128-row tiles make 64 blocks for 132 SMs, so about half the SMs idle while each "
+        "busy block streams 2 MB of weights.",
+    )
+    f.heading("A GEMM tile at B = 1")
+    f.r(16, 50, 160, 160, LIGHT, GREY)
+    f.r(16, 50, 160, 5, ORANGE, ORANGE_S)
+    f.t(96, 138, "127 rows", size=15, anchor="middle")
+    f.t(96, 158, "of padding", size=15, anchor="middle")
+    f.t(16, 234, "128 x 128 tile", size=15, bold=True)
+    f.t(16, 256, "1 useful row of 128", size=15)
+    x0, y0 = 200, 50
+    for i in range(132):
+        r, c = divmod(i, 12)
+        f.r(x0 + c * 22, y0 + r * 14.5, 19, 12, ORANGE if i < 64 else "#ffffff", ORANGE_S if i < 64 else GREY, sw=0.8)
+    f.t(200, 234, "132 SMs, 64 busy", size=15, bold=True)
+    f.t(200, 256, "8192 rows / 128 = 64 blocks", size=15)
+    f.l(16, 280, W - 16, 280, stroke=RULE)
+    f.t(16, 310, "The reuse a GEMM pays for does not exist:", size=15)
+    f.t(16, 334, "each weight is used once, so shared-memory", size=15)
+    f.t(16, 358, "staging and register tiling are pure overhead.", size=15)
+    f.t(16, 396, "Even an 8-wide mma wastes 7/8 of its work.", size=15, bold=True)
+    return f
+
+
+@figure
+def f58_mma_gemv():
+    f = Fig(
+        "58-mma-gemv", 400,
+        "A GEMV batch on the tensor cores with mma.sync.m16n8k16",
+        "The first operand of m16n8k16, 16 by 16, is 16 rows of W over 16 values of k; the second, 16 by 8, is "
+        "the same 16 values of k of the 8 input vectors; the 16 by 8 result is 16 outputs for each of the 8 "
+        "vectors. At batch 8 every column does useful work, 2,048 multiply-adds in one instruction; at batch 1 "
+        "seven columns are zeros, which costs nothing because the tensor cores were idle anyway.",
+    )
+    f.heading("mma.sync.m16n8k16 as a batched GEMV")
+    s = 9
+    ax, ay = 16, 70
+    f.t(ax, ay - 10, "16 rows of W", size=15, bold=True)
+    f.r(ax, ay, 16 * s, 16 * s, ORANGE, ORANGE_S)
+    f.t(ax + 8 * s, ay + 16 * s + 22, "16 x 16 (rows x k)", size=14, anchor="middle")
+    f.t(ax + 16 * s + 14, ay + 8 * s + 6, "×", size=22, anchor="middle", bold=True)
+    bx = ax + 16 * s + 30
+    f.t(bx, ay - 10, "8 vectors x", size=15, bold=True)
+    for j in range(8):
+        f.r(bx + j * s, ay, s, 16 * s, BLUE if j == 0 else GREEN, BLUE_S if j == 0 else GREEN_S, sw=0.8)
+    f.t(bx + 4 * s, ay + 16 * s + 22, "16 x 8 (k x b)", size=14, anchor="middle")
+    f.t(bx + 8 * s + 16, ay + 8 * s + 6, "=", size=22, anchor="middle", bold=True)
+    cx = bx + 8 * s + 34
+    f.t(cx, ay - 10, "y: 16 x 8", size=15, bold=True)
+    for j in range(8):
+        f.r(cx + j * s * 1.4, ay, s * 1.4, 16 * s, BLUE if j == 0 else GREEN, BLUE_S if j == 0 else GREEN_S, sw=0.8)
+    f.t(cx + 4 * s * 1.4, ay + 16 * s + 22, "rows x batch", size=14, anchor="middle")
+    f.r(16, 276, 18, 14, BLUE, BLUE_S)
+    f.t(42, 288, "vector 0: the only useful column at B = 1", size=15)
+    f.r(16, 302, 18, 14, GREEN, GREEN_S)
+    f.t(42, 314, "vectors 1 to 7: zeros at B = 1, useful at B = 8", size=15)
+    f.t(16, 352, "At B = 8: 2,048 multiply-adds per instruction,", size=15, bold=True)
+    f.t(16, 376, "where CUDA cores needed 64 FMAs per lane.", size=15)
+    return f
+
+
+def main(prefixes):
+    problems = []
+    for name, fn in FIGURES.items():
+        fid = name[1:]
+        if prefixes and not any(fid.startswith(p) for p in prefixes):
+            continue
+        f = fn()
+        assert f.name == fid, (f.name, fid)
+        problems += f.check()
+        (OUT / f"{f.name}.svg").write_text(f.svg(), encoding="utf-8")
+        print("wrote", f.name)
+    for p in problems:
+        print("CHECK", p)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
