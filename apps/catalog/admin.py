@@ -7,7 +7,7 @@ from django.utils.html import escape, format_html
 from apps.catalog.forms import CapsuleAdminForm
 from apps.catalog.markdown import ContentError, render_markdown
 from apps.catalog.models import Book, Capsule, Figure, Part
-from apps.catalog.services import capsule_save
+from apps.catalog.services import book_measurements, capsule_save
 
 # The most Markdown the preview renders in one request: far above the longest capsule, a bound on the work.
 PREVIEW_MAX_CHARS = 500_000
@@ -90,7 +90,7 @@ class CapsuleAdmin(admin.ModelAdmin):
             return HttpResponse("Forbidden", status=403, content_type="text/plain")
         source = request.POST.get("body", "")[:PREVIEW_MAX_CHARS]
         slug = request.POST.get("slug", "") or "preview"
-        return HttpResponse(preview_document(source, slug=slug))
+        return HttpResponse(preview_document(source, slug=slug, book=_preview_book(request.POST.get("book"), slug)))
 
     @admin.display(description="Preview")
     def preview(self, capsule):
@@ -102,7 +102,9 @@ class CapsuleAdmin(admin.ModelAdmin):
             url,
             # escape(), not format_html's conditional escape: the document is a SafeString, and unescaped it
             # would end the attribute at its first quote.
-            escape(preview_document(capsule.body, slug=capsule.slug or "preview")) if capsule.pk else "",
+            escape(preview_document(capsule.body, slug=capsule.slug or "preview", book=capsule.book))
+            if capsule.pk
+            else "",
         )
 
     def save_model(self, request, obj, form, change):
@@ -116,7 +118,15 @@ class FigureAdmin(admin.ModelAdmin):
     readonly_fields = ("capsule", "name", "number")
 
 
-def preview_document(source: str, *, slug: str) -> str:
+def _preview_book(book_id: str | None, slug: str) -> Book | None:
+    """The book whose measured figures fill the preview's {{m:KEY}} references: the posted one, else the book of
+    the capsule with that slug, else the first book."""
+    book = Book.objects.filter(pk=book_id).first() if (book_id or "").isdigit() else None
+    capsule = None if book else Capsule.objects.filter(slug=slug).select_related("book").first()
+    return book or (capsule.book if capsule else Book.objects.order_by("pk").first())
+
+
+def preview_document(source: str, *, slug: str, book: Book | None = None) -> str:
     """A capsule body as a standalone page in the site's reader styles; a Markdown error is shown, not raised.
 
     Rendered by the same pipeline as a save (markdown-it, MathML, Pygments, nh3), so what the preview
@@ -125,7 +135,9 @@ def preview_document(source: str, *, slug: str) -> str:
     html = ""
     try:
         html = render_markdown(
-            source, figure_url=lambda name: reverse("reading:figure", kwargs={"slug": slug, "name": name})
+            source,
+            figure_url=lambda name: reverse("reading:figure", kwargs={"slug": slug, "name": name}),
+            measurements=book_measurements(book) if book else None,
         ).html
     except ContentError as problem:
         error = problem

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from apps.catalog.markdown import ContentError, render_markdown
+from apps.catalog.markdown import MEASUREMENT_REFERENCE, ContentError, render_markdown
+from apps.catalog.measurements import FILE_NAME as MEASUREMENTS_FILE
+from apps.catalog.measurements import Measurement, MeasurementError, measurements_read
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<yaml>.*?\n)---[ \t]*\n", re.S)
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -107,6 +109,8 @@ class BookData:
     paywall_pitch: str
     parts: list[PartData]
     capsules: list[CapsuleData]
+    # measurements.yaml: the measured figures the capsules cite as {{m:KEY}} (apps.catalog.measurements)
+    measurements: dict[str, Measurement] = field(default_factory=dict)
 
 
 def _load_yaml(path: Path, text: str, line_offset: int = 0):
@@ -170,7 +174,28 @@ def _read_parts(path: Path, raw_parts) -> list[PartData]:
     return parts
 
 
-def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> CapsuleData:
+def _read_measurements(folder: Path) -> dict[str, Measurement]:
+    try:
+        return measurements_read(folder)
+    except MeasurementError as error:
+        raise ImportFileError(folder / MEASUREMENTS_FILE, error.message, error.line) from error
+
+
+def _fill_plain(path: Path, text: str, measurements: dict[str, Measurement], line: int) -> str:
+    """Measurement references in plain front-matter text (summary, outline), which is never rendered as Markdown."""
+
+    def value(match):
+        if match["key"] not in measurements:
+            raise ImportFileError(path, f"unknown measurement {match['key']!r}: not a key of measurements.yaml", line)
+        return measurements[match["key"]].text(bare=bool(match["bare"]))
+
+    return MEASUREMENT_REFERENCE.sub(value, text)
+
+
+def _read_capsule(
+    path: Path, part_numbers: set[int], figures_folder: Path, measurements: dict[str, Measurement] | None = None
+) -> CapsuleData:
+    measurements = measurements or {}
     text = path.read_text(encoding="utf-8")
     _refuse_control_characters(path, text)
     match = FRONT_MATTER.match(text)
@@ -199,7 +224,7 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
     body = text[match.end() :]
     try:
         # A dry render: figure URLs do not matter here, only that the Markdown renders.
-        rendered = render_markdown(body, figure_url=lambda name: name)
+        rendered = render_markdown(body, figure_url=lambda name: name, measurements=measurements)
     except ContentError as error:
         line = error.line + body_first_line - 1 if error.line else None
         raise ImportFileError(path, error.message, line) from error
@@ -221,8 +246,8 @@ def _read_capsule(path: Path, part_numbers: set[int], figures_folder: Path) -> C
         badge=str(meta.get("badge") or ""),
         access=meta["access"],
         draft=draft,
-        summary=" ".join(str(meta["summary"]).split()),
-        outline=outline,
+        summary=_fill_plain(path, " ".join(str(meta["summary"]).split()), measurements, 2),
+        outline=[_fill_plain(path, item, measurements, 2) for item in outline],
         body=body,
         figures=figures,
         exercise=_read_exercise(path, meta.get("exercise"), figures_folder.parent)
@@ -348,8 +373,10 @@ def read_book(folder: Path) -> BookData:
     meta = _read_book_yaml(folder)
     parts = _read_parts(folder / "book.yaml", meta["parts"])
     part_numbers = {part.number for part in parts}
+    measurements = _read_measurements(folder)
     capsules = [
-        _read_capsule(path, part_numbers, folder / "figures") for path in sorted((folder / "capsules").glob("*.md"))
+        _read_capsule(path, part_numbers, folder / "figures", measurements)
+        for path in sorted((folder / "capsules").glob("*.md"))
     ]
     if not capsules:
         raise ImportFileError(folder / "capsules", "no capsule files (*.md) found")
@@ -373,4 +400,5 @@ def read_book(folder: Path) -> BookData:
         paywall_pitch=str(meta.get("paywall_pitch") or ""),
         parts=parts,
         capsules=sorted(capsules, key=lambda c: c.number),
+        measurements=measurements,
     )

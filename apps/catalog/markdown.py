@@ -10,7 +10,7 @@ an explicit allowlist, so a bug in any plugin still cannot emit script.
 import functools
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import nh3
@@ -27,6 +27,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from apps.catalog.math_text import latex_as_text
+from apps.catalog.measurements import Measurement
 
 FIGURE_SRC = re.compile(r"^figures/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*\.svg)$")
 
@@ -163,7 +164,7 @@ ALLOWED_ATTRIBUTES = {
     "sup": {"id", "class"},
     "section": {"class"},
     "div": {"class"},
-    "span": {"class"},
+    "span": {"class", "title"},
     "code": {"class"},
     "pre": {"class"},
     "figure": {"id", "class"},
@@ -232,7 +233,56 @@ def _build_parser() -> MarkdownIt:
         "math_block", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True) + "\n"
     )
     md.add_render_rule("figure", _render_figure)
+    md.inline.ruler.before("escape", "measurement", _measurement_reference)
+    md.add_render_rule("measurement", _render_measurement)
     return md
+
+
+# A measured figure cited from the book's measurements.yaml (apps.catalog.measurements): `{{m:KEY}}` is its value
+# and unit, `{{m:KEY:bare}}` the number alone. An inline rule, so code spans, fenced code and maths, which other
+# rules consume first, never see one; a reference in maths is refused by _check_measurements.
+MEASUREMENT_REFERENCE = re.compile(r"\{\{m:(?P<key>[a-z0-9_]+(?:\.[a-z0-9_]+)*)(?P<bare>:bare)?\}\}")
+
+
+def _measurement_reference(state, silent: bool) -> bool:
+    if not state.src.startswith("{{m:", state.pos):
+        return False
+    match = MEASUREMENT_REFERENCE.match(state.src, state.pos)
+    if not match:
+        return False
+    if not silent:
+        key, bare = match["key"], bool(match["bare"])
+        found = (state.env.get("measurements") or {}).get(key)
+        token = state.push("measurement", "", 0)
+        # The content is the text the reference stands for, so a figure's caption (its image's children) has it.
+        token.content = found.text(bare=bare) if found else match[0]
+        token.meta = {"key": key, "found": found}
+    state.pos = match.end()
+    return True
+
+
+def _render_measurement(self, tokens, idx, options, env) -> str:
+    found: Measurement = tokens[idx].meta["found"]
+    note = f"Measured on the {found.gpu}, {found.date}"
+    return f'<span class="measured" title="{html.escape(note)}">{html.escape(tokens[idx].content)}</span>'
+
+
+def _check_measurements(tokens: list[Token]) -> None:
+    """Every reference names a key of the measurements file; none sits in maths, where it is never filled in."""
+    line = 0
+    for token in tokens:
+        if token.map:
+            line = token.map[0] + 1
+        for candidate in [token, *(token.children or [])]:
+            for child in [candidate, *(candidate.children or [])]:
+                if child.type == "measurement" and child.meta["found"] is None:
+                    raise ContentError(
+                        f"unknown measurement {child.meta['key']!r}: not a key of measurements.yaml", line
+                    )
+                if child.type.startswith("math_") and "{{m:" in child.content:
+                    raise ContentError(
+                        "a measurement reference inside maths is not filled in: write the number there", line
+                    )
 
 
 def _render_figure(self, tokens, idx, options, env) -> str:
@@ -332,9 +382,14 @@ def prose_text(safe_html: str) -> str:
     return _plain_text(re.sub(r"<pre\b.*?</pre>", " ", safe_html, flags=re.S))
 
 
-def render_markdown(source: str, *, figure_url: Callable[[str], str]) -> Rendered:
-    env: dict = {}
+def render_markdown(
+    source: str, *, figure_url: Callable[[str], str], measurements: Mapping[str, Measurement] | None = None
+) -> Rendered:
+    """`measurements`: the book's measured figures by key, which `{{m:KEY}}` references cite (none: a reference
+    is an error)."""
+    env: dict = {"measurements": measurements or {}}
     tokens = _PARSER.parse(source, env)
+    _check_measurements(tokens)
     _check_maths(tokens)
     figures, tokens = _promote_figures(tokens, figure_url)
     raw_html = _PARSER.renderer.render(tokens, _PARSER.options, env)

@@ -21,6 +21,10 @@ class Book(models.Model):
     language = models.CharField(max_length=20, default="en")
     ereader_pitch = models.TextField(blank=True)
     paywall_pitch = models.TextField(blank=True)
+    # The measured figures the capsules cite as {{m:KEY}}, from the book folder's measurements.yaml:
+    # {key: {value, unit, gpu, date, command, source}} (apps.catalog.measurements). Kept here so that an edit in
+    # admin renders its references as the import does.
+    measurements = models.JSONField(default=dict, blank=True)
     # Goes up whenever the book or any capsule changes: derived artefacts (EPUB) key on it.
     revision = models.PositiveIntegerField(default=1)
     updated_at = models.DateTimeField(auto_now=True)

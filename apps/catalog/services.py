@@ -16,7 +16,8 @@ from django.db.models import F
 from django.urls import reverse
 
 from apps.catalog.content_files import BookData, CapsuleData, read_book
-from apps.catalog.markdown import render_markdown
+from apps.catalog.markdown import MEASUREMENT_REFERENCE, render_markdown
+from apps.catalog.measurements import Measurement
 from apps.catalog.models import Book, Capsule, Figure, Part
 from apps.catalog.reading_time import reading_minutes
 from apps.catalog.selectors import capsule_prose_words
@@ -49,7 +50,9 @@ def book_importer_register(label: str, importer: BookImporter) -> None:
     _importers[label] = importer
 
 
-def _content_hash(capsule: CapsuleData) -> str:
+def _content_hash(capsule: CapsuleData, measurements: dict[str, Measurement] | None = None) -> str:
+    # The measurements the body cites are part of its content: a new value re-renders the capsules that state it.
+    cited = sorted({match["key"] for match in MEASUREMENT_REFERENCE.finditer(capsule.body)} & set(measurements or {}))
     payload = {
         "title": capsule.title,
         "badge": capsule.badge,
@@ -61,6 +64,8 @@ def _content_hash(capsule: CapsuleData) -> str:
         "part": capsule.part,
         "figures": [(f.name, f.number, f.caption, hashlib.sha256(f.svg.encode()).hexdigest()) for f in capsule.figures],
     }
+    if cited:  # absent where nothing is cited, so the hashes of such capsules stay as they were
+        payload["measurements"] = {key: measurements[key].as_dict() for key in cited}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -70,11 +75,17 @@ def capsule_render(*, capsule: Capsule) -> Capsule:
     rendered = render_markdown(
         capsule.body,
         figure_url=lambda name: reverse("reading:figure", kwargs={"slug": capsule.slug, "name": name}),
+        measurements=book_measurements(capsule.book),
     )
     capsule.body_html, capsule.body_text, capsule.toc = rendered.html, rendered.text, rendered.toc
     capsule.words = capsule_prose_words(body_html=rendered.html)
     capsule.minutes = reading_minutes(capsule.words)
     return capsule
+
+
+def book_measurements(book: Book) -> dict[str, Measurement]:
+    """The book's measured figures (stored from measurements.yaml by the import), for rendering its capsules."""
+    return {key: Measurement.from_dict(fields) for key, fields in (book.measurements or {}).items()}
 
 
 def _book_upsert(data: BookData) -> tuple[Book, bool]:
@@ -88,6 +99,7 @@ def _book_upsert(data: BookData) -> tuple[Book, bool]:
         "language": data.language,
         "ereader_pitch": data.ereader_pitch,
         "paywall_pitch": data.paywall_pitch,
+        "measurements": {key: entry.as_dict() for key, entry in data.measurements.items()},
     }
     book, created = Book.objects.get_or_create(slug=data.slug, defaults=fields)
     changed = created or any(getattr(book, name) != value for name, value in fields.items())
@@ -111,9 +123,11 @@ def _parts_upsert(book: Book, data: BookData) -> tuple[dict[int, Part], bool]:
     return parts, changed
 
 
-def _capsule_upsert(book: Book, part: Part, data: CapsuleData, report: ImportReport) -> None:
+def _capsule_upsert(
+    book: Book, part: Part, data: CapsuleData, report: ImportReport, measurements: dict[str, Measurement]
+) -> None:
     label = f"{data.number:02d} {data.slug}"
-    content_hash = _content_hash(data)
+    content_hash = _content_hash(data, measurements)
     capsule = Capsule.objects.filter(book=book, number=data.number).first()
     if (
         capsule
@@ -157,7 +171,7 @@ def book_import(*, folder: Path) -> ImportReport:
     parts, parts_changed = _parts_upsert(book, data)
     numbers = [c.number for c in data.capsules]
     for capsule_data in data.capsules:
-        _capsule_upsert(book, parts[capsule_data.part], capsule_data, report)
+        _capsule_upsert(book, parts[capsule_data.part], capsule_data, report, data.measurements)
         report.ignored += [f"{capsule_data.path.name}: {key}" for key in capsule_data.retired_keys]
     for label, importer in _importers.items():
         report.related[label] = importer(book=book, capsules=data.capsules)
