@@ -15,7 +15,7 @@ from django.utils.safestring import SafeString
 
 from apps.catalog.models import Capsule
 from apps.reading.policy import can_read
-from apps.submissions import charts, selectors
+from apps.submissions import charts, rungs, selectors
 from apps.submissions.forms import SubmissionForm
 from apps.submissions.models import Exercise, ReferenceResult, Submission
 
@@ -126,6 +126,8 @@ class ExercisePanel:
     form: SubmissionForm | None = None
     quota: selectors.Quota | None = None
     live: LiveSubmissions | None = None
+    starter_rung: rungs.Rung | None = None  # the rung the editor starts from, when the starter is one
+    reference_rung: rungs.Rung | None = None  # the book's own kernel for the step
 
 
 def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None) -> ExercisePanel | None:
@@ -148,7 +150,16 @@ def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None
         form=form,
         quota=selectors.quota_get(user),
         live=live_submissions(user, exercise),
+        starter_rung=_starter_rung(exercise),
+        reference_rung=rungs.rung_named(exercise.problem, exercise.reference_step),
     )
+
+
+def _starter_rung(exercise: Exercise) -> rungs.Rung | None:
+    """The rung the starter was taken from: named by its file, with the same text (a book's own starter may share
+    a rung's file name)."""
+    rung = rungs.rung_named(exercise.problem, exercise.starter_name)
+    return rung if rung is not None and rung.source == exercise.starter_source else None
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,26 @@ def reference_ladder(problem: str, gpu_kind: str) -> list[ReferenceResult]:
     return list(ReferenceResult.objects.filter(problem=problem, gpu_kind=gpu_kind).defer("result").order_by("step"))
 
 
+def rung_capsule(rung) -> Capsule | None:
+    """The capsule that teaches a reference rung (apps.submissions.rungs.Rung): whoever may read it may open the
+    rung's page. The first published capsule, in book order, whose text links to the rung's page; else the first
+    whose exercise names the rung (its reference, or its starter); else the first with an exercise on the rung's
+    problem (a rung the book only climbs past). None when no capsule has anything to do with it."""
+    capsules = Capsule.objects.published().select_related("book").order_by("part__number", "number")
+    linked = capsules.filter(body_html__contains=f'href="{rung.get_absolute_url()}"').first()
+    if linked is not None:
+        return linked
+    named = capsules.filter(
+        Q(exercise__reference_step=rung.ref) | Q(exercise__problem=rung.problem, exercise__starter_name=rung.filename)
+    ).first()
+    return named or capsules.filter(exercise__problem=rung.problem).first()
+
+
+def rung_results(rung) -> list[ReferenceResult]:
+    """What the judge measured of a rung, one row per GPU kind it ran on (the JSON kept for the shapes' table)."""
+    return list(ReferenceResult.objects.filter(problem=rung.problem, step=rung.filename).order_by("gpu_kind"))
+
+
 def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission]:
     """Each reader's best counting result on an exercise and GPU kind, best first, in one query: ranked by
     % of roofline for GB/s problems, by % of baseline for the others (HeadlineFigures.grade).

@@ -10,5 +10,6 @@ urlpatterns = [
     path("capsules/<slug:slug>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("submissions/<uuid:public_id>/", views.detail, name="detail"),
     path("submissions/<uuid:public_id>/diff/", views.diff, name="diff"),
+    path("rungs/<slug:problem>/<slug:step>/", views.rung, name="rung"),
     path("staff/judge/", views.queues, name="queues"),
 ]

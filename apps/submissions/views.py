@@ -21,7 +21,7 @@ from django_htmx.http import HttpResponseStopPolling, replace_url
 
 from apps.catalog import selectors as catalog
 from apps.reading.policy import can_read
-from apps.submissions import selectors, services
+from apps.submissions import rungs, selectors, services
 from apps.submissions.diff import source_diff
 from apps.submissions.forms import SubmissionForm
 from apps.submissions.models import Submission
@@ -195,6 +195,24 @@ def _is_uuid(value) -> bool:
     except ValueError:
         return False
     return True
+
+
+# --- The reference ladder ------------------------------------------------------------------------
+
+
+@require_GET
+@private_page
+def rung(request, problem, step):
+    """A rung of the reference ladder, for whoever may read the capsule that teaches it; anyone else gets that
+    capsule's public title and the offer to subscribe, never the source or the figures."""
+    found = rungs.rung_get(problem, step)
+    capsule = selectors.rung_capsule(found) if found else None
+    if capsule is None:
+        raise Http404("No such reference kernel")
+    context = {"capsule": capsule, "book": capsule.book, "problem": found.problem, "step": found.stem}
+    if not can_read(request.user, capsule):
+        return render(request, "submissions/rung.html", {**context, "locked": True})
+    return render(request, "submissions/rung.html", {**context, "page": rungs.rung_page(found)})
 
 
 # --- Leaderboard and operators ------------------------------------------------------------------
