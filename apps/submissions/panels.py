@@ -65,7 +65,7 @@ def live_state(user, exercise: Exercise) -> str:
 
 
 def live_submissions(user, exercise: Exercise) -> LiveSubmissions:
-    gpu_kind = selectors.default_gpu_kind()
+    gpu_kind = selectors.exercise_gpu_kind(exercise)
     submissions = selectors.submissions_recent(user, exercise)
     state = _live_state(submissions)
     measure = selectors.problem_measure(exercise.problem)
@@ -128,6 +128,7 @@ class ExercisePanel:
     live: LiveSubmissions | None = None
     starter_rung: rungs.Rung | None = None  # the rung the editor starts from, when the starter is one
     reference_rung: rungs.Rung | None = None  # the book's own kernel for the step
+    gpu: selectors.GpuAvailability | None = None  # the GPU kind the exercise needs: online? its queue
 
 
 def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None) -> ExercisePanel | None:
@@ -152,6 +153,7 @@ def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None
         live=live_submissions(user, exercise),
         starter_rung=_starter_rung(exercise),
         reference_rung=rungs.rung_named(exercise.problem, exercise.reference_step),
+        gpu=selectors.gpu_availability(exercise),
     )
 
 

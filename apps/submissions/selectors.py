@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -30,23 +31,44 @@ class Quota:
     used_day: int
     remaining: int  # submissions allowed now: the smaller of what the hour and the day leave
     resets_at: datetime | None  # when the next one frees up, if none is left; None while some remain
+    held: int = 0  # waiting for a GPU of a kind that is offline: not counted in the hour until they run
 
     @property
     def exhausted(self) -> bool:
         return self.remaining <= 0
 
 
+# A submission not yet run that will need a GPU: waiting for the compiler, compiling, or compiled and waiting.
+WAITING_FOR_GPU = (Submission.Status.QUEUED, Submission.Status.COMPILING, Submission.Status.COMPILED)
+
+
 def quota_get(user, *, now: datetime | None = None) -> Quota:
-    """A sliding window: every submission in the last hour (day) counts, refused and failed ones included,
-    since each took a compile."""
+    """Sliding windows, the one place the quota is counted (services.submission_create refuses by it).
+
+    The day counts every submission created in the last 24 hours, refused and failed ones included, since each
+    took a compile (and so bounds what a reader can leave waiting). The hour counts GPU runs: a submission that
+    ran counts from when its run started; one that never needed a GPU (a compile error) from when it was
+    submitted; one still waiting for a GPU counts from when it was submitted while a GPU worker of its kind is
+    online, and not at all while none is (`held`): nobody is served by it, and it counts once it runs."""
     now = now or timezone.now()
     per_hour, per_day = settings.SUBMISSIONS_PER_HOUR, settings.SUBMISSIONS_PER_DAY
-    day_times = list(
-        Submission.objects.filter(user=user, created_at__gt=now - DAY)
-        .order_by("created_at")
-        .values_list("created_at", flat=True)
+    rows = list(
+        Submission.objects.filter(user=user)
+        .filter(Q(created_at__gt=now - DAY) | Q(started_at__gt=now - HOUR))
+        .values_list("created_at", "started_at", "status", "gpu_kind")
     )
-    hour_times = [t for t in day_times if t > now - HOUR]
+    day_times = sorted(created for created, *_ in rows if created > now - DAY)
+    waiting_kinds = {kind for _, started, status, kind in rows if started is None and status in WAITING_FOR_GPU}
+    offline = {kind for kind in waiting_kinds if not gpu_workers_online(kind, now=now)}
+    hour_times, held = [], 0
+    for created, started, status, kind in rows:
+        if started is None and status in WAITING_FOR_GPU and kind in offline:
+            held += 1
+            continue
+        counted_at = started or created
+        if counted_at > now - HOUR:
+            hour_times.append(counted_at)
+    hour_times.sort()
     remaining = max(0, min(per_hour - len(hour_times), per_day - len(day_times)))
     resets_at = None
     if remaining == 0:
@@ -57,7 +79,7 @@ def quota_get(user, *, now: datetime | None = None) -> Quota:
         if len(day_times) >= per_day:
             candidates.append(day_times[len(day_times) - per_day] + DAY)
         resets_at = max(candidates) if candidates else None
-    return Quota(per_hour, per_day, len(hour_times), len(day_times), remaining, resets_at)
+    return Quota(per_hour, per_day, len(hour_times), len(day_times), remaining, resets_at, held)
 
 
 def gpu_claim_order(gpu_kind: str):
@@ -99,9 +121,93 @@ def gpu_workers_online_qs(gpu_kind: str | None = None, *, now: datetime | None =
     return workers.filter(gpu_kind=gpu_kind) if gpu_kind else workers
 
 
-def gpu_workers_online(gpu_kind: str) -> int:
+def gpu_workers_online(gpu_kind: str, *, now: datetime | None = None) -> int:
     """Workers of that kind whose heartbeat is recent (GPU_WORKER_ONLINE_WINDOW_S)."""
-    return gpu_workers_online_qs(gpu_kind).count()
+    return gpu_workers_online_qs(gpu_kind, now=now).count()
+
+
+# The compute capability of the GPU kinds a deployment may name in GPU_KINDS, so that an exercise's target finds a
+# GPU that runs it. A kind not listed here is taken at the operator's word: it runs what it is sent.
+KIND_CAPABILITY = {
+    "a100": 80,
+    "a10": 86,
+    "a40": 86,
+    "l4": 89,
+    "l40": 89,
+    "l40s": 89,
+    "h100": 90,
+    "h200": 90,
+    "gh200": 90,
+    "b100": 100,
+    "b200": 100,
+    "gb200": 100,
+}
+ARCH_FAMILY = {8: "Ampere or Ada", 9: "Hopper", 10: "Blackwell", 12: "Blackwell"}
+
+
+def kind_runs_arch(gpu_kind: str, arch: str) -> bool:
+    """Whether a GPU of this kind runs a cubin built for `arch` (sm_90, sm_90a, ...): a cubin runs on its own major
+    version at its minor version or above, and an `a` target (Hopper's wgmma and TMA for sm_90a) on its exact
+    capability only."""
+    capability = KIND_CAPABILITY.get(gpu_kind.lower())
+    match = re.fullmatch(r"sm_(\d+)(a?)", arch or "")
+    if capability is None or match is None:
+        return True
+    target, specific = int(match.group(1)), bool(match.group(2))
+    if specific:
+        return capability == target
+    return capability // 10 == target // 10 and capability >= target
+
+
+def arch_needs(arch: str) -> str:
+    """The GPU family an NVRTC target needs, in words: "Hopper" for sm_90a; "" for a target it does not know."""
+    match = re.fullmatch(r"sm_(\d+)a?", arch or "")
+    return ARCH_FAMILY.get(int(match.group(1)) // 10, "") if match else ""
+
+
+def exercise_gpu_kind(exercise) -> str:
+    """The GPU kind that judges an exercise's submissions: the default kind when it runs the exercise's target,
+    else the first configured kind that does (the default still, where none does: its workers say so)."""
+    default = default_gpu_kind()
+    kinds = [default, *(kind for kind in settings.GPU_KINDS if kind != default)]
+    return next((kind for kind in kinds if kind_runs_arch(kind, exercise.arch)), default)
+
+
+@dataclass(frozen=True)
+class GpuAvailability:
+    """What the submit form says before a reader submits: whether a GPU of the kind the exercise needs is online,
+    and how long its queue is."""
+
+    gpu_kind: str
+    arch: str
+    needs: str  # the GPU family the target needs, in words ("Hopper"), or ""
+    online: int  # workers of the kind heard from within GPU_WORKER_ONLINE_WINDOW_S
+    running: int  # submissions of every reader on a GPU of the kind now
+    waiting: int  # submissions of every reader that will need one: waiting to compile, compiling, compiled
+
+    @property
+    def is_online(self) -> bool:
+        return self.online > 0
+
+
+def gpu_availability(exercise, *, now: datetime | None = None) -> GpuAvailability:
+    gpu_kind = exercise_gpu_kind(exercise)
+    counts = (
+        Submission.objects.filter(gpu_kind=gpu_kind, status__in=[*WAITING_FOR_GPU, Submission.Status.RUNNING])
+        .order_by()
+        .aggregate(
+            running=Count("id", filter=Q(status=Submission.Status.RUNNING)),
+            waiting=Count("id", filter=Q(status__in=WAITING_FOR_GPU)),
+        )
+    )
+    return GpuAvailability(
+        gpu_kind=gpu_kind,
+        arch=exercise.arch,
+        needs=arch_needs(exercise.arch),
+        online=gpu_workers_online(gpu_kind, now=now),
+        running=counts["running"],
+        waiting=counts["waiting"],
+    )
 
 
 def queue_depths(*, broker_url: str | None = None) -> dict[str, int]:

@@ -66,6 +66,7 @@ def submit(request, slug):
             "capsule": capsule,
             "form": form,
             "quota": selectors.quota_get(request.user),
+            "gpu": selectors.gpu_availability(exercise),
             "measure": selectors.problem_measure(exercise.problem),
         }
         return render(request, "submissions/_form.html", context, status=400)
@@ -233,7 +234,7 @@ def leaderboard(request, slug):
             request, "submissions/leaderboard.html", {"capsule": capsule, "book": capsule.book, "locked": True}
         )
     kinds = selectors.leaderboard_kinds(exercise)
-    gpu_kind = request.GET.get("gpu") or selectors.default_gpu_kind()
+    gpu_kind = request.GET.get("gpu") or selectors.exercise_gpu_kind(exercise)
     if gpu_kind not in kinds:
         raise Http404("No such GPU kind")
     return render(

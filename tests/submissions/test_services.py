@@ -97,6 +97,10 @@ def test_anonymous_readers_cannot_submit(exercise):
 
 def test_the_quota_counts_per_reader_per_hour_and_per_day(exercise, reader, settings):
     settings.SUBMISSIONS_PER_HOUR, settings.SUBMISSIONS_PER_DAY = 2, 3
+    # A GPU is online: what waits for it counts (tests/submissions/test_gpu_availability.py: when none is).
+    GpuWorker.objects.create(
+        hostname="gpu0@node", gpu_kind="h200", started_at=timezone.now(), last_seen_at=timezone.now()
+    )
     other = UserFactory()
     first = create(reader, exercise)
     create(reader, exercise)

@@ -339,6 +339,8 @@ def test_a_form_over_the_sites_request_limit_gets_a_page_that_says_so(locked_exe
 
 def test_over_quota_is_refused_with_when_and_the_text_kept(locked_exercise, subscriber, settings):
     settings.SUBMISSIONS_PER_HOUR = 2
+    now = timezone.now()  # a GPU is online, so what waits for it counts (test_gpu_availability.py: when none is)
+    GpuWorker.objects.create(hostname="gpu0@node", gpu_kind="h200", started_at=now, last_seen_at=now)
     make_submission(subscriber, locked_exercise)
     make_submission(subscriber, locked_exercise)
     client = client_for(subscriber)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.reading.policy import can_read
 from apps.submissions.models import Exercise, Submission
-from apps.submissions.selectors import quota_get
+from apps.submissions.selectors import exercise_gpu_kind, quota_get
 from apps.submissions.services.lifecycle import _enqueue_compile, _seconds
 
 
@@ -102,7 +102,7 @@ def submission_create(
             source=source,
             filename=(filename or "")[: Submission.FILENAME_MAX_CHARS],
             source_sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
-            gpu_kind=settings.DEFAULT_GPU_KIND,
+            gpu_kind=exercise_gpu_kind(exercise),  # a GPU that runs the exercise's target
             arch=exercise.arch,
             status=Submission.Status.QUEUED,
             deadline_at=_seconds(settings.SUBMISSION_COMPILE_DEADLINE_S),
