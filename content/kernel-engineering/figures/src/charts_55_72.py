@@ -493,6 +493,308 @@ def f58_mma_gemv():
     return f
 
 
+# ---------------------------------------------------------------- capsule 59
+
+
+@figure
+def f59_tma_vs_threads():
+    f = Fig(
+        "59-tma-vs-threads", 400,
+        "Issuing one 48 KB stage with threads and with the TMA",
+        "Left: moved by threads, one 48 KB stage is 3,072 copies of 16 bytes, twelve for each of 256 threads, each "
+        "with its own address, swizzled destination and bounds test, competing with the matrix instructions for "
+        "issue slots and registers. Right: with the TMA one thread issues five instructions, one box of A of 128 "
+        "rows by 64 columns and four boxes of B of 64 by 64, and the unit generates every address, clips at the "
+        "edges and swizzles by itself.",
+    )
+    f.heading("One 48 KB stage: 3,072 copies or 5")
+    for i in range(256):
+        r, c = divmod(i, 16)
+        f.r(16 + c * 12.5, 48 + r * 12.5, 10.5, 10.5, ORANGE, ORANGE_S, sw=0.6)
+    f.t(16, 270, "256 threads x 12 copies", size=15, bold=True)
+    f.t(16, 292, "of 16 bytes = 3,072", size=15)
+    f.t(16, 314, "each: address, swizzle,", size=15)
+    f.t(16, 336, "bounds test, then issue", size=15)
+    x = 250
+    f.c(x + 10, 62, 8, GREEN, GREEN_S)
+    f.t(x + 26, 68, "one thread", size=15, bold=True)
+    f.box(x, 88, 214, 44, "1 box of A: 128 x 64", BLUE, BLUE_S)
+    for j in range(4):
+        f.box(x + j * 54, 142, 52, 60, ["B", str(j)], BLUE, BLUE_S)
+    f.t(x, 226, "4 boxes of B: 64 x 64", size=15)
+    f.t(x, 270, "5 instructions", size=15, bold=True)
+    f.t(x, 292, "the TMA makes every", size=15)
+    f.t(x, 314, "address, clips at the", size=15)
+    f.t(x, 336, "edges and swizzles", size=15)
+    f.t(16, 384, "16 KB of A + 32 KB of B = 48 KB per stage", size=15, fill=GREY)
+    return f
+
+
+@figure
+def f59_tx_count():
+    f = Fig(
+        "59-tx-count", 360,
+        "The transaction count of one full barrier during one stage",
+        "A step chart of the bytes still expected by stage s's full barrier. The producer's arrive.expect_tx raises "
+        "the count to 49,152 bytes and makes the only expected arrival. The box of A lands and subtracts 16,384, "
+        "then the four boxes of B subtract 8,192 each, in whatever order they land: 32,768, 24,576, 16,384, 8,192 "
+        "and 0. When the count reaches zero with no arrival pending, the phase completes and the consumers waiting "
+        "on its parity go ahead.",
+    )
+    f.heading("full[s]: bytes still expected")
+    x0, x1, y0, y1 = 80, 440, 280, 60
+    def Y(v):
+        return y0 + (y1 - y0) * v / 49152
+    for v in (0, 16384, 32768, 49152):
+        f.l(x0, Y(v), x1, Y(v), stroke=RULE)
+        f.t(x0 - 8, Y(v) + 5, f"{v:,}", size=14, anchor="end")
+    f.l(x0, y0, x1, y0)
+    f.l(x0, y0, x0, y1 - 10)
+    steps = [(0, 49152), (1, 32768), (2, 24576), (3, 16384), (4, 8192), (5, 0)]
+    xs = [x0 + 30 + i * 60 for i in range(6)]
+    d = f"M {x0} {fmt(Y(0))} L {xs[0]} {fmt(Y(0))}"
+    for (i, v), x in zip(steps, xs):
+        d += f" L {x} {fmt(Y(v))}"
+        nxt = xs[i + 1] if i + 1 < len(xs) else x1
+        d += f" L {nxt} {fmt(Y(v))}"
+    f.p(d, stroke=BLUE_S, sw=2.5)
+    labels = ["expect_tx", "A", "B0", "B1", "B2", "B3"]
+    for x, lab in zip(xs, labels):
+        f.l(x, y0, x, y0 + 6)
+        f.t(x, y0 + 24, lab, size=14, anchor="middle", bold=lab == "expect_tx")
+    f.t(xs[5] + 6, Y(0) - 10, "phase flips", size=14, bold=True, fill=GREEN_S, anchor="middle")
+    f.t(16, 334, "A: 16,384 bytes; each B box: 8,192; any order.", size=15)
+    return f
+
+
+@figure
+def f59_innermost_first():
+    f = Fig(
+        "59-innermost-first", 380,
+        "How a row-major M by K matrix looks to the TMA",
+        "A row-major M by K BF16 matrix A is, to the TMA, a two-dimensional tensor of dims (K, M), innermost first: "
+        "dimension 0 runs along a row, contiguous, and dimension 1 steps from row to row with a stride of 2K bytes, "
+        "which must be a multiple of 16. A box of 64 by 128, 64 values of K and 128 rows, is addressed at "
+        "coordinates (64t, m0), K first.",
+    )
+    f.heading("Row-major A (M x K) = dims (K, M)")
+    f.r(60, 70, 380, 220, LIGHT, GREY)
+    f.r(200, 120, 80, 110, ORANGE, ORANGE_S, sw=2)
+    f.t(240, 170, "box", size=15, anchor="middle", bold=True)
+    f.t(240, 190, "64 x 128", size=15, anchor="middle")
+    f.l(60, 56, 430, 56, arrow=True)
+    f.t(70, 50, "dim 0: K, contiguous (innermost)", size=15)
+    f.l(46, 70, 46, 280, arrow=True)
+    f.t(30, 300, "dim 1: M", size=15)
+    f.t(300, 260, "stride 2K bytes", size=15)
+    f.t(300, 280, "(a multiple of 16)", size=15)
+    f.c(200, 120, 5, RED_S, RED_S)
+    f.t(196, 112, "(64t, m0)", size=15, anchor="end", bold=True)
+    f.t(16, 330, "Coordinates and sizes are written K first.", size=15)
+    f.t(16, 354, "N and K multiples of 8 keep every row 16-byte aligned.", size=15)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 60
+
+
+@figure
+def f60_wgmma_shape():
+    f = Fig(
+        "60-wgmma-shape", 400,
+        "wgmma m64n256k16 against mma.sync m16n8k16",
+        "The accumulator D of one wgmma.m64n256k16, 64 rows by 256 columns, drawn to scale with A, 64 by 16, and B, "
+        "16 by 256, both read from shared memory, and beside it the 16 by 8 tile of one mma.sync.m16n8k16. D is "
+        "spread over the four warps of the warpgroup, 16 rows each, 128 FP32 values per thread. One wgmma is "
+        "524,288 FLOP, 128 times the 4,096 of one mma.sync.",
+    )
+    f.heading("wgmma m64n256k16: D += A B")
+    s = 1.5
+    dx, dy = 60, 104
+    f.t(dx, 60, "B: 16 x 256, shared memory", size=14)
+    f.r(dx, dy - 16 * s - 6, 256 * s, 16 * s, BLUE, BLUE_S)
+    f.r(dx - 16 * s - 6, dy, 16 * s, 64 * s, BLUE, BLUE_S)
+    f.t(dx - 8 * s - 6, dy + 64 * s + 20, "A", size=14, anchor="middle")
+    cols = [GREEN, "#9ae6b4", GREEN, "#9ae6b4"]
+    for w in range(4):
+        f.r(dx, dy + w * 16 * s, 256 * s, 16 * s, cols[w], GREEN_S)
+        f.t(dx + 8, dy + w * 24 + 18, f"warp {w}: rows {16 * w}-{16 * w + 15}", size=14)
+    f.t(dx + 256 * s, dy + 64 * s + 20, "D: 64 x 256 FP32", size=14, anchor="end")
+    mx = dx + 256 * s - 8 * s
+    f.r(mx, 236, 8 * s, 16 * s, ORANGE, ORANGE_S, sw=1.5)
+    f.t(mx - 10, 254, "one mma.sync (16 x 8), same scale", size=14, anchor="end")
+    f.t(16, 300, "wgmma: 524,288 FLOP per instruction", size=15, bold=True)
+    f.t(16, 322, "mma.sync: 4,096, so 128 times less", size=15)
+    f.t(16, 358, "D over a warpgroup of 128 threads:", size=15)
+    f.t(16, 380, "128 FP32 accumulator registers each", size=15)
+    return f
+
+
+@figure
+def f60_descriptor():
+    f = Fig(
+        "60-descriptor", 380,
+        "The 64-bit shared-memory matrix descriptor of wgmma",
+        "The descriptor drawn as four rows of 16 bits. Bits 0 to 13 hold the start address divided by 16; bits 16 "
+        "to 29 the leading dimension byte offset divided by 16, 8 KB for B's 64-column slabs; bits 32 to 45 the "
+        "stride dimension byte offset divided by 16, 1,024 bytes between 8-row swizzle atoms; bits 49 to 51 the "
+        "base offset, 0 when the swizzle pattern starts on its boundary; bits 62 and 63 the layout, 1 for the "
+        "128-byte swizzle. The other bits are zero.",
+    )
+    f.heading("wgmma matrix descriptor: 64 bits")
+    bw = 26
+    rows = [
+        (0, [(0, 14, "start address / 16", BLUE, BLUE_S)]),
+        (16, [(16, 14, "LBO / 16 (B: 8 KB)", GREEN, GREEN_S)]),
+        (32, [(32, 14, "SBO / 16 (1,024 B)", PURPLE, PURPLE_S)]),
+        (48, [(49, 3, "base", ORANGE, ORANGE_S), (62, 2, "lay", RED, RED_S)]),
+    ]
+    for i, (base, fields) in enumerate(rows):
+        y = 60 + i * 70
+        x0 = 16 + 16 * bw - 2
+        for b in range(16):
+            f.r(x0 - (b + 1) * bw + 2, y, bw, 32, "#ffffff", RULE, sw=0.8)
+        f.t(x0 + 2, y + 50, str(base), size=14, anchor="end", fill=GREY)
+        f.t(x0 - 16 * bw + 2, y + 50, str(base + 15), size=14, fill=GREY)
+        for start, n, label, fill, stroke in fields:
+            right = x0 - (start - base) * bw + 2
+            left = right - n * bw
+            f.r(left, y, n * bw, 32, fill, stroke, sw=1.5)
+            f.t((left + right) / 2, y + 22, label, size=14, anchor="middle", bold=True)
+    f.t(16, 346, "lay (bits 62-63): 1 = 128-byte swizzle;", size=15)
+    f.t(16, 368, "base (49-51): 0 on the atom's boundary", size=15)
+    return f
+
+
+@figure
+def f60_register_budget():
+    f = Fig(
+        "60-register-budget", 330,
+        "Moving registers from the producer to the consumers with setmaxnreg",
+        "Two stacked bars of the block's register pool, drawn to scale. At launch, 384 threads at 168 registers "
+        "each take 64,512 of the SM's 65,536, three equal shares of 21,504 for the producer and the two consumer "
+        "warpgroups. After setmaxnreg the producer keeps 40 per thread, 5,120 in all, and each consumer grows to "
+        "232 per thread, 29,696: the same 64,512 in total.",
+    )
+    f.heading("One block's registers, 384 threads")
+    x0, width = 16, 448
+    def Wd(v):
+        return width * v / 65536
+    segs_before = [("producer", 21504, ORANGE, ORANGE_S), ("consumer 1", 21504, GREEN, GREEN_S),
+                   ("consumer 2", 21504, GREEN, GREEN_S)]
+    segs_after = [("", 5120, ORANGE, ORANGE_S), ("consumer 1", 29696, GREEN, GREEN_S),
+                  ("consumer 2", 29696, GREEN, GREEN_S)]
+    for y, label, segs in ((58, "at launch: 168 per thread", segs_before),
+                           (168, "after setmaxnreg: 40 / 232 / 232", segs_after)):
+        f.t(x0, y, label, size=15, bold=True)
+        x = x0
+        for name, v, fill, stroke in segs:
+            f.r(x, y + 10, Wd(v), 40, fill, stroke)
+            if name:
+                f.t(x + Wd(v) / 2, y + 36, name, size=14, anchor="middle")
+            x += Wd(v)
+        f.r(x, y + 10, x0 + width - x, 40, "#ffffff", GREY, dash="3 3")
+    f.t(x0, 134, "3 x 128 x 168 = 64,512", size=15)
+    f.t(x0, 244, "128 x (40 + 232 + 232) = 64,512", size=15)
+    f.t(x0, 278, "Dashed: the rest of the 65,536 of the SM.", size=14, fill=GREY)
+    f.t(x0, 302, "Orange: producer warpgroup; green: consumers.", size=14, fill=GREY)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 61
+
+
+@figure
+def f61_intensity():
+    f = Fig(
+        "61-intensity", 270,
+        "FLOP per byte that a block asks of L2, by tile and cluster",
+        "Bars of the block's arithmetic intensity against L2, B_M B_N over (B_M + B_N): 64 FLOP per byte for a 128 "
+        "by 128 tile, 85.3 for a 128 by 256 tile, and 128 for a 128 by 256 tile in a cluster of two that "
+        "multicasts the shared slice of B, so each block fetches only half of it.",
+    )
+    f.heading("FLOP per byte fetched from L2 by a block")
+    hbars(f, 16, 62, [
+        ("128 x 128 tile", 64, "64", LIGHT, GREY),
+        ("128 x 256 tile", 85.3, "85.3", BLUE, BLUE_S),
+        ("128 x 256, cluster of 2, B multicast", 128, "128", GREEN, GREEN_S),
+    ], 128, width=380)
+    f.t(16, 236, "B_M B_N / (B_M + B_N), or B_N / 2 with multicast", size=14, fill=GREY)
+    return f
+
+
+@figure
+def f61_waves():
+    f = Fig(
+        "61-waves", 400,
+        "Share of SMs busy over the run for a fixed 128 by 256 tile on 132 SMs",
+        "Bars of tiles divided by (waves rounded up times 132) for five shapes: 4096 cubed, 512 tiles, 97 percent; "
+        "8192 cubed, 2,048 tiles, 97 percent; 4096 by 14336 by 4096, an LLM's MLP, 1,792 tiles, 97 percent; 512 by "
+        "4096 by 4096, a short prefill chunk, 64 tiles, 48 percent; 128 by 4096 by 4096, decode at batch 128, 16 "
+        "tiles, 12 percent.",
+    )
+    f.heading("SMs busy, fixed 128 x 256 tile, 132 SMs")
+    hbars(f, 16, 62, [
+        ("4096³: 512 tiles", 97, "97%", GREEN, GREEN_S),
+        ("8192³: 2,048 tiles", 97, "97%", GREEN, GREEN_S),
+        ("4096 x 14336 x 4096 (MLP): 1,792 tiles", 97, "97%", GREEN, GREEN_S),
+        ("512 x 4096 x 4096 (prefill chunk): 64 tiles", 48, "48%", ORANGE, ORANGE_S),
+        ("128 x 4096 x 4096 (decode, batch 128): 16 tiles", 12, "12%", RED, RED_S),
+    ], 100, width=380, gap=60)
+    f.t(16, 382, "tiles / (waves rounded up x 132)", size=14, fill=GREY)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 62
+
+
+@figure
+def f62_fp8_rates():
+    f = Fig(
+        "62-fp8-rates", 230,
+        "Dense FP8 tensor throughput per GPU, H100 SXM and B200, from the datasheets",
+        "Bars of dense FP8 throughput per GPU, half of the sparse datasheet figures: H100 SXM 1,979 TFLOP/s (3,958 "
+        "with sparsity); B200 about 4,500 TFLOP/s (72 PFLOP/s for eight GPUs with sparsity is 9 per GPU). About 2.3 "
+        "times the rate, with the same 256 KB register file per SM.",
+    )
+    f.heading("Dense FP8 TFLOP/s per GPU (datasheets)")
+    hbars(f, 16, 62, [
+        ("H100 SXM", 1979, "1,979", BLUE, BLUE_S),
+        ("B200", 4500, "about 4,500", GREEN, GREEN_S),
+    ], 4500, width=320)
+    f.t(16, 176, "About 2.3 times the rate per GPU;", size=15, bold=True)
+    f.t(16, 200, "the register file is still 256 KB per SM.", size=15)
+    return f
+
+
+@figure
+def f62_two_sm():
+    f = Fig(
+        "62-two-sm", 420,
+        "A two-SM tcgen05 MMA over a 256 by N tile",
+        "With cta_group::2, the two blocks of a cluster pair execute one MMA issued by one thread of the even block. "
+        "Each SM holds half of A, its 128 rows, and half of B, its half of the N columns, in its own shared memory, "
+        "and receives in its tensor memory the 128 by N accumulator of its own rows. Per K step each SM loads 256 k "
+        "elements instead of 384 k for a single-SM 128 by 256 tile: 256 FLOP per element loaded instead of about "
+        "171.",
+    )
+    f.heading("cta_group::2: one MMA, two SMs")
+    for i, (x, name) in enumerate(((16, "SM 0 (even: issues)"), (248, "SM 1"))):
+        f.r(x, 44, 216, 250, "#ffffff", GREY, rx=6)
+        f.t(x + 10, 66, name, size=15, bold=True)
+        f.box(x + 10, 80, 196, 40, f"A rows {128 * i}-{128 * i + 127}", BLUE, BLUE_S)
+        f.box(x + 10, 130, 196, 40, f"B columns, half {i}", ORANGE, ORANGE_S)
+        f.t(x + 10, 192, "shared memory", size=14, fill=GREY)
+        f.box(x + 10, 204, 196, 54, ["TMEM: D rows", f"{128 * i}-{128 * i + 127}, all N"], GREEN, GREEN_S)
+        f.t(x + 10, 282, "tensor memory", size=14, fill=GREY)
+    f.p("M 222 150 L 258 150", arrow=True)
+    f.p("M 258 160 L 222 160", arrow=True)
+    f.t(16, 326, "Per SM and K step: 256k elements loaded", size=15, bold=True)
+    f.t(16, 350, "instead of 384k for a 128 x 256 tile alone.", size=15)
+    f.t(16, 384, "FLOP per element loaded: about 171 → 256", size=15, bold=True)
+    return f
+
+
 def main(prefixes):
     problems = []
     for name, fn in FIGURES.items():
