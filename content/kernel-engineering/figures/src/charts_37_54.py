@@ -387,6 +387,334 @@ def f39_ingredients():
     s.save("39-ingredients")
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 40
+# ---------------------------------------------------------------------------------------------------------
+
+
+def arrow_label(s, x1, y, x2, label, above=True):
+    s.line(x1, y, x2 - 2, y, INK, 1.5, arrow=True)
+    s.text((x1 + x2) / 2, y - 8 if above else y + 20, label, anchor="middle", bold=True)
+
+
+@figure
+def f40_two_paths():
+    s = Svg(
+        400,
+        "A tile's path into shared memory with ordinary loads and with cp.async",
+        "Top: an ordinary load (LDG) brings global data through L2 into registers, and a second instruction "
+        "(STS) stores it to shared memory; the registers are held until the load returns and the store waits for "
+        "it. Bottom: cp.async (LDGSTS) copies from L2 straight into shared memory; no register holds the data, no "
+        "store instruction is issued, and the thread goes on at once.",
+    )
+    s.heading("Two ways from global to shared memory")
+    bw, bh = 104, 54
+    xs = [16, 188, 360]
+    y = 70
+    s.text(16, y - 14, "Ordinary loads (rung 08)", bold=True, fill=RED[1])
+    s.box(xs[0], y, bw, bh, ["global", "(via L2)"], GREYS)
+    s.box(xs[1], y, bw, bh, ["registers"], RED)
+    s.box(xs[2], y, bw, bh, ["shared", "memory"], GREEN)
+    arrow_label(s, xs[0] + bw, y + bh / 2, xs[1], "LDG")
+    arrow_label(s, xs[1] + bw, y + bh / 2, xs[2], "STS")
+    s.text(16, y + bh + 24, "Holds registers until the load returns (12 floats")
+    s.text(16, y + bh + 43, "per thread in rung 08); a second instruction per")
+    s.text(16, y + bh + 62, "value competes with the FFMAs for issue slots.")
+    y = 276
+    s.text(16, y - 52, "cp.async (rung 09): one instruction", bold=True, fill=GREEN[1])
+    s.box(xs[0], y, bw, bh, ["global", "(via L2)"], GREYS)
+    s.box(xs[1], y, bw, bh, ["registers"], WHITE, dash="4 3", fill_text=GREY)
+    s.box(xs[2], y, bw, bh, ["shared", "memory"], GREEN)
+    s.path(f"M{xs[0] + bw},{y + 10} C{xs[1]},{y - 34} {xs[1] + bw},{y - 34} {xs[2] - 2},{y + 10}", arrow=True)
+    s.text(xs[1] + bw / 2, y - 30, "LDGSTS", anchor="middle", bold=True)
+    s.text(16, y + bh + 24, "The thread goes on at once; commit and wait groups")
+    s.text(16, y + bh + 43, "say when a tile has landed. 16-byte copies, .cg")
+    s.text(16, y + bh + 62, "skips L1, src-size 0 writes zeros at the edges.")
+    s.h = y + bh + 78
+    s.save("40-two-paths")
+
+
+@figure
+def f40_wait_groups():
+    s = Svg(
+        420,
+        "Commit groups of a four-stage cp.async ring, tile by tile",
+        "Rows are tiles 0 to 5, columns the prologue and iterations kt = 0 to 5. The prologue commits tiles 0, 1 "
+        "and 2 into stages 0, 1 and 2. At each iteration, wait_group 2 leaves at most two groups pending, so tile "
+        "kt has landed; the barrier publishes it; tile kt + 3 is issued into the stage that tile kt - 1 used; and "
+        "tile kt is computed. Each tile is in flight for three iterations before its math.",
+    )
+    s.heading("Four stages: cp.async.wait_group 2")
+    cols = ["pro", "kt 0", "kt 1", "kt 2", "kt 3", "kt 4", "kt 5"]
+    x0, cw, y0, rh = 86, 54, 64, 36
+    for c, name in enumerate(cols):
+        s.text(x0 + c * cw + cw / 2, y0 - 8, name, anchor="middle", bold=True)
+    for tile in range(6):
+        y = y0 + tile * rh
+        s.text(x0 - 10, y + 23, f"tile {tile}", anchor="end")
+        issue_col = 0 if tile < 3 else tile - 3 + 1  # column index of its issue
+        math_col = tile + 1
+        for c in range(issue_col, min(math_col, len(cols))):
+            s.rect(x0 + c * cw + 2, y + 4, cw - 4, rh - 8, ORANGE)
+        if math_col < len(cols):
+            s.rect(x0 + math_col * cw + 2, y + 4, cw - 4, rh - 8, GREEN)
+            s.text(x0 + math_col * cw + cw / 2, y + 23, "math", anchor="middle")
+        s.text(x0 + issue_col * cw + cw / 2, y + 23, f"st {tile % 4}", anchor="middle")
+    y = y0 + 6 * rh + 14
+    s.rect(16, y, 14, 14, ORANGE)
+    s.text(36, y + 12, "copy group pending (issued into stage st)")
+    s.rect(16, y + 22, 14, 14, GREEN)
+    s.text(36, y + 34, "waited, published by the barrier, computed")
+    s.text(16, y + 62, "At kt, the refill goes to the stage tile kt − 1 used:")
+    s.text(16, y + 81, "safe, since every warp passed this barrier after its math.")
+    s.h = y + 96
+    s.save("40-wait-groups")
+
+
+@figure
+def f40_measured():
+    s = Svg(
+        360,
+        "Rung 09's cp.async ring against rung 08's register prefetch",
+        "Percent of cuBLAS at 4096 cubed on the H200: rung 08 with register prefetch 92.6; rung 09 with four "
+        "stages 88.9, and 88.9 to 89.1 with three, five or six; rung 09 at rung 08's 128 by 256 tile 82.7; rung 09 "
+        "with a k depth of 16, which spills, 76.7.",
+    )
+    s.heading("The ring hides latency, and still loses")
+    rows = [
+        ("08 register prefetch", 92.6, GREEN),
+        ("09, 4 stages", 88.9, BLUE),
+        ("09, 3, 5 or 6 stages", 89.1, BLUE, "88.9-89.1"),
+        ("09 at 08's tile", 82.7, ORANGE),
+        ("09 with B_K = 16", 76.7, RED),
+    ]
+    hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "% of cuBLAS at 4096³ (H200)", label_w=182, bar_h=26,
+          gap=10)
+    s.save("40-measured")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 41
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f41_kernel_name():
+    s = Svg(
+        560,
+        "What the name of cuBLAS's SGEMM kernel on the H200 says",
+        "The kernel name sm80_xmma_gemm_f32f32_..._tilesize256x128x8_stage3_warpsize4x2x1_ffma read piece by "
+        "piece: an Ampere kernel, NVIDIA's xmma template family, FP32 in and out, a 256 by 128 block tile with a k "
+        "depth of 8, a three-stage pipeline, 8 warps arranged 4 by 2, and FFMA math. Below, the block tile drawn "
+        "with its eight 64 by 64 warp tiles.",
+    )
+    s.heading("Reading sm80_xmma_gemm_f32f32_…_ffma")
+    rows = [
+        ("sm80", "written for Ampere; runs on Hopper"),
+        ("xmma", "NVIDIA's internal GEMM templates"),
+        ("f32f32", "FP32 inputs, FP32 output"),
+        ("tilesize256x128x8", "block tile B_M × B_N × B_K"),
+        ("stage3", "three-stage pipeline"),
+        ("warpsize4x2x1", "8 warps, 4 by 2: 64 × 64 each"),
+        ("ffma", "plain FP32 fused multiply-add"),
+    ]
+    y = 50
+    for tok, meaning in rows:
+        s.box(16, y, 168, 28, tok, BLUE, size=14)
+        s.text(196, y + 19, meaning)
+        y += 36
+    y += 10
+    sc = 0.75
+    bx = 40
+    hgt, wid = 256 * sc, 128 * sc
+    for r in range(4):
+        for c in range(2):
+            s.rect(bx + c * 64 * sc, y + r * 64 * sc, 64 * sc, 64 * sc, GREEN if (r, c) == (0, 0) else GREYS)
+            s.text(bx + c * 64 * sc + 32 * sc, y + r * 64 * sc + 30, f"w{2 * r + c}", anchor="middle")
+    s.text(bx + wid / 2, y + hgt + 20, "256 × 128", anchor="middle", fill=GREY)
+    tx = 170
+    for i, line in enumerate([
+        "One block tile of C: 8 warps,",
+        "each a 64 × 64 warp tile.",
+        "256 threads, 254 registers:",
+        "one block per SM.",
+        "",
+        "Rung 09's design, tuned:",
+        "50.6 TFLOP/s, 81% of the",
+        "FFMA ceiling the judge measures.",
+    ]):
+        if line:
+            s.text(tx, y + 16 + i * 20, line)
+    s.h = y + hgt + 32
+    s.save("41-kernel-name")
+
+
+@figure
+def f41_wave_quantization():
+    s = Svg(
+        330,
+        "Wave quantisation at three tile counts on 132 SMs",
+        "Each rectangle is one wave of 132 block slots, filled in proportion to the tiles it runs. 512 tiles: three "
+        "full waves and a fourth of 116, 97% busy. 528 tiles: four full waves, 100%, about the same time as 512. "
+        "133 tiles: one full wave and a second with a single block, about 50%.",
+    )
+    s.heading("Tiles in waves of 132 (one block per SM)")
+    x0, ww, gap = 110, 76, 6
+    y = 56
+    for label, waves, eff in [("512 tiles", [132, 132, 132, 116], "97%"),
+                              ("528 tiles", [132, 132, 132, 132], "100%"),
+                              ("133 tiles", [132, 1], "50%")]:
+        s.text(x0 - 10, y + 22, label, anchor="end", bold=True)
+        for i, n in enumerate(waves):
+            x = x0 + i * (ww + gap)
+            s.rect(x, y, ww, 32, WHITE, dash="4 3")
+            s.rect(x, y, max(ww * n / 132, 2), 32, GREEN if n == 132 else ORANGE)
+            s.text(x + ww / 2, y + 22, str(n), anchor="middle")
+        s.text(x0, y + 54, f"{len(waves)} waves, {eff} of their slots busy", fill=GREY)
+        y += 82
+    s.h = y
+    s.save("41-wave-quantization")
+
+
+@figure
+def f41_beaten():
+    s = Svg(
+        420,
+        "The book's best kernels as a percentage of the library they are measured against",
+        "From BENCHMARKS.md on the H200: FP32 SGEMM rung 08 92.6% of cuBLAS; FP16 rung 13 90.3%; the BF16 rung "
+        "94.7% at 4096 cubed and 98.9% at 8192 cubed; the tensor-core GEMV rung 110.6 to 113.0% of torch.matmul "
+        "at 8192 by 8192 with 1 and 8 vectors; the attention rung 94.9 to 98.6% of cuDNN's fused attention, "
+        "non-causal. Only the GEMV, a shape the library serves poorly, passes 100.",
+    )
+    s.heading("Where the library wins and where it does not")
+    rows = [
+        ("SGEMM rung 08", 92.6, BLUE),
+        ("FP16 rung 13", 90.3, BLUE),
+        ("BF16 4096³", 94.7, BLUE),
+        ("BF16 8192³", 98.9, BLUE),
+        ("GEMV, B = 1 and 8", 113.0, GREEN, "110.6-113.0"),
+        ("attention (cuDNN)", 98.6, PURPLE, "94.9-98.6"),
+    ]
+    y = hbars(s, 64, rows, 120, [0, 20, 40, 60, 80, 100, 120], "% of the library's speed (H200)", label_w=150,
+              bar_h=26, gap=10, refs=[(100, "library = 100", RED[1])])
+    s.save("41-beaten")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 42
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f42_clocks():
+    s = Svg(
+        520,
+        "What four ways of timing a kernel actually measure",
+        "Four timelines of one launch. A host timer around the launch call measures only the launch. Adding a "
+        "synchronisation measures the launch overhead, the kernel and the wake-up. CUDA events on an idle stream "
+        "include the gap while the host is still issuing the launch. Events recorded behind a 300-microsecond hold "
+        "kernel bracket the kernel alone, because the host issues the launch while the GPU spins.",
+    )
+    s.heading("Which interval each clock brackets")
+    rows = [
+        ("host timer around the launch", [("launch", 30, 110, GREYS)], (30, 110), "the launch, not the kernel"),
+        ("host timer + synchronize", [("launch", 30, 110, GREYS), ("kernel", 150, 330, GREEN),
+                                      ("wake", 330, 390, GREYS)], (30, 390), "adds overhead and wake-up"),
+        ("events, idle stream", [("gap", 30, 150, RED), ("kernel", 150, 330, GREEN)], (30, 330),
+         "the launch gap is inside"),
+        ("events behind a hold kernel", [("hold 300 µs", 16, 150, ORANGE), ("kernel", 150, 330, GREEN)],
+         (150, 330), "the kernel alone"),
+    ]
+    y = 60
+    for label, segs, (m0, m1), verdict in rows:
+        s.text(16, y, label, bold=True)
+        for name, a, b, col in segs:
+            s.box(a + 30, y + 26, b - a, 32, name, col)
+        s.line(m0 + 30, y + 14, m1 + 30, y + 14, BLUE[1], 3)
+        s.line(m0 + 30, y + 8, m0 + 30, y + 20, BLUE[1], 3)
+        s.line(m1 + 30, y + 8, m1 + 30, y + 20, BLUE[1], 3)
+        s.text(16, y + 80, "measures: " + verdict, fill=BLUE[1])
+        y += 112
+    s.h = y - 10
+    s.save("42-clocks")
+
+
+@figure
+def f42_slow_round():
+    s = Svg(
+        330,
+        "Ten rounds at 5.2 ms and one at 7.2 ms: the median against the mean",
+        "A dot plot of eleven round times: ten at 5.2 ms and one slow round at 7.2 ms. The median stays at 5.2 ms "
+        "and the median absolute deviation is zero, so the median's standard error is zero. The mean is pulled to "
+        "about 5.38 ms and its relative standard error is about 3.4%, so a rule based on the mean keeps timing.",
+    )
+    s.heading("One slow round: median against mean")
+    x0, x1 = 40, 450
+    lo, hi = 5.0, 7.5
+
+    def X(v):
+        return x0 + (x1 - x0) * (v - lo) / (hi - lo)
+
+    base = 220
+    for i in range(10):
+        s.parts.append(f'<circle cx="{fmt(X(5.2))}" cy="{fmt(base - 12 - i * 14)}" r="6" fill="{BLUE[0]}" '
+                       f'stroke="{BLUE[1]}" stroke-width="1.5"/>')
+    s.parts.append(f'<circle cx="{fmt(X(7.2))}" cy="{base - 12}" r="6" fill="{RED[0]}" stroke="{RED[1]}" '
+                   'stroke-width="1.5"/>')
+    s.line(x0, base, x1, base)
+    for v in [5.0, 5.5, 6.0, 6.5, 7.0, 7.5]:
+        s.line(X(v), base, X(v), base + 5)
+        s.text(X(v), base + 21, f"{v:.1f}", anchor="middle")
+    s.text((x0 + x1) / 2, base + 42, "round time, ms", anchor="middle")
+    mean = (10 * 5.2 + 7.2) / 11
+    s.line(X(5.2), 50, X(5.2), base, GREEN[1], 2, dash="5 3")
+    s.line(X(mean), 50, X(mean), base, RED[1], 2, dash="5 3")
+    s.text(X(5.5), 84, "median 5.2 ms: MAD = 0, error 0", fill=GREEN[1], bold=True)
+    s.text(X(5.5), 110, "mean ≈ 5.38 ms: error ≈ 3.4%", fill=RED[1], bold=True)
+    s.h = base + 60
+    s.save("42-slow-round")
+
+
+@figure
+def f42_interleaved():
+    s = Svg(
+        420,
+        "How the judge orders its rounds",
+        "A warm-up round that is not recorded, then timed rounds in which the candidate and the baseline each get an "
+        "L2 flush, a hold kernel and a timed launch, alternating which goes first; both outputs are checked after "
+        "both timed launches. The judge stops when both medians' relative standard errors are at most 0.5% after at "
+        "least 10 rounds, when 4 s are spent with at least 3 rounds, or at 100 rounds.",
+    )
+    s.heading("Rounds: interleaved, alternating, checked after")
+    x0 = 92
+    y = 56
+
+    def round_row(label, order, y, warm=False):
+        s.text(x0 - 8, y + 21, label, anchor="end", bold=True)
+        x = x0
+        for side in order:
+            s.rect(x, y, 30, 30, GREYS)
+            s.text(x + 15, y + 20, "f+h", anchor="middle")
+            x += 32
+            col = BLUE if side == "C" else ORANGE
+            s.box(x, y, 92, 30, "candidate" if side == "C" else "baseline", WHITE if warm else col,
+                  dash="4 3" if warm else None)
+            x += 96
+        s.box(x, y, 100, 30, "check both", WHITE if warm else GREEN, dash="4 3" if warm else None)
+
+    round_row("warm-up", "CB", y, warm=True)
+    y += 44
+    for r in range(4):
+        round_row(f"round {r}", "CB" if r % 2 == 0 else "BC", y)
+        y += 40
+    s.text(x0, y + 6, "f+h: L2 flush (120 MB memset), then 300 µs hold", fill=GREY)
+    s.text(16, y + 40, "Stop: both medians' errors ≤ 0.5% after ≥ 10 rounds,")
+    s.text(16, y + 59, "or 4 s spent (≥ 3 rounds), or 100 rounds.")
+    s.text(16, y + 78, "Report: median, interquartile range, % of baseline.")
+    s.h = y + 94
+    s.save("42-interleaved")
+
+
 def main(names):
     chosen = names or sorted(FIGURES)
     for name in chosen:
