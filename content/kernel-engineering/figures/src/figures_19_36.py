@@ -341,6 +341,407 @@ def f21_ballot_compaction():
     return f.save()
 
 
+
+def vflow(f, y, steps, x=16, w=W - 32, gap=22, size=14):
+    """Boxes stacked top to bottom with arrows: steps = (lines or text, fill, stroke[, mono]). Returns the y below."""
+    for i, step in enumerate(steps):
+        lines, fill, stroke = step[:3]
+        mono = len(step) > 3 and step[3]
+        if isinstance(lines, str):
+            lines = wrap(lines, w - 20, size, mono=mono)
+        h = 16 + len(lines) * size * 1.25
+        f.box(x, y, w, h, lines, fill, stroke, size, mono=mono)
+        y += h
+        if i < len(steps) - 1:
+            f.line(x + w / 2, y + 1, x + w / 2, y + gap - 2, MUTED, 1.4, arrow=True)
+            y += gap
+    return y
+
+
+def timeline_row(f, y, label, segs, x0=16, x1=W - 16, tmax=1.0, h=26, label_w=0):
+    """A row of segments (start, end, fill, text, text_colour) on a time axis from x0 + label_w to x1."""
+    if label:
+        f.text(x0, y + h / 2 + 5, label, 14, bold=True)
+    a = x0 + label_w
+    for seg in segs:
+        t0, t1, fill, txt = seg[:4]
+        col = seg[4] if len(seg) > 4 else INK
+        xa, xb = a + (x1 - a) * t0 / tmax, a + (x1 - a) * t1 / tmax
+        f.rect(xa, y, xb - xa, h, fill, "#ffffff", 1)
+        if txt:
+            f.text((xa + xb) / 2, y + h / 2 + 5, txt, 14, "middle", col)
+    return y + h
+
+
+# ---------------------------------------------------------------------------------------------------- 22
+@figure
+def f22_launch_path():
+    f = Fig("22-launch-path", "The path of a kernel launch from the host to the SMs",
+            "A vertical flow. On the host, the launch statement goes to the CUDA runtime and driver, which find the "
+            "kernel (loading its module, or JIT-compiling its PTX, on first use), validate the configuration and "
+            "write a launch command into a command buffer in memory, then ring a doorbell and return to the CPU "
+            "before anything has run. On the GPU, the front end reads the command from its hardware queue, puts the "
+            "parameters in a constant bank and hands the grid to the block scheduler, which sends each block to an SM "
+            "that has free warps, registers and shared memory.", 0)
+    y = f.heading("From a launch statement to running blocks")
+    y += 8
+    f.text(16, y + 4, "HOST", 14, fill=BLUE, bold=True)
+    y += 14
+    y = vflow(f, y, [
+        (["kernel<<<grid, block, smem, stream>>>(args)"], "#ffffff", BLUE, True),
+        ("Runtime and driver: find the kernel (load the module, JIT the PTX on first use), validate the "
+         "configuration, encode a launch command", LBLUE, BLUE),
+        ("Command buffer in memory; bump the doorbell. The call returns: nothing has run yet", LBLUE, BLUE),
+    ])
+    y += 22
+    f.line(16, y - 10, W - 16, y - 10, GREY, 1, dash="5,4")
+    f.text(16, y + 8, "GPU", 14, fill=GREEN, bold=True)
+    y += 18
+    y = vflow(f, y, [
+        ("Front end reads the hardware queue (8 by default), loads the parameters into a constant bank",
+         LGREEN, GREEN),
+        ("Block scheduler: each block goes to an SM with enough free warps, registers and shared memory",
+         LGREEN, GREEN),
+    ])
+    y += 12
+    for i in range(6):
+        f.box(16 + i * 76, y, 68, 30, ["SM"], LGREY, MUTED)
+    f.text(W - 16, y + 50, "the next block starts where one finishes", 14, "end", MUTED)
+    f.h = int(y + 64)
+    return f.save()
+
+
+@figure
+def f22_decode_budget():
+    f = Fig("22-decode-budget", "Launch overhead against weight streaming for one decoded token",
+            "Bar chart in milliseconds per generated token. For an 8B-parameter model, about 350 launches at about 9 "
+            "microseconds of framework and launch cost each come to about 3.2 ms, close to the 3.8 ms it takes to "
+            "stream its 16 GB of weights from HBM. For a 1B model the weights take about 0.5 ms, so the launch cost "
+            "is most of the step.", 0)
+    y = f.heading("Where a decode step's time can go", "Milliseconds per generated token")
+    y = hbars(f, y + 6, [
+        ("8B model: 350 launches at about 9 µs each", 3.2, ORANGE, "3.2 ms"),
+        ("8B model: streaming 16 GB of weights", 3.8, BLUE, "3.8 ms"),
+        ("1B model: streaming its weights", 0.5, BLUE, "about 0.5 ms"),
+    ], 4.2, ticks=[0, 1, 2, 3, 4], x1=W - 40)
+    y = f.para(16, y + 14, "Launch cost does not shrink with the model: graphs, fusion and persistent kernels "
+               "remove it.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f22_pdl():
+    f = Fig("22-pdl", "Programmatic dependent launch overlaps a kernel's prologue with the previous kernel's tail",
+            "Two timelines of kernel k followed by kernel k + 1 in one stream. Without PDL, kernel k + 1 starts only "
+            "after every block of kernel k has exited, and then runs its prologue before its main work. With PDL, "
+            "kernel k + 1 is launched while kernel k is finishing; its prologue overlaps kernel k's tail, and it waits "
+            "in cudaGridDependencySynchronize only before it reads kernel k's output.", 0)
+    y = f.heading("Kernel k, then kernel k + 1, in one stream", "Schematic timelines, time to the right")
+    y += 26
+    f.text(16, y, "Without PDL", 14, bold=True)
+    y += 8
+    timeline_row(f, y, "", [(0, 0.42, BLUE, "k: main", "#ffffff"), (0.42, 0.56, LBLUE, "tail"),
+                            (0.56, 0.72, LORANGE, "prologue"), (0.72, 1.0, ORANGE, "k+1: main", "#ffffff")])
+    y += 50
+    f.text(16, y, "With PDL", 14, bold=True)
+    y += 8
+    timeline_row(f, y, "", [(0, 0.42, BLUE, "k: main", "#ffffff"), (0.42, 0.56, LBLUE, "tail")])
+    timeline_row(f, y + 30, "", [(0.40, 0.56, LORANGE, "prologue"), (0.58, 0.86, ORANGE, "k+1: main", "#ffffff")])
+    xs = 16 + (W - 32) * 0.57
+    f.line(xs, y - 6, xs, y + 64, RED, 1.5, dash="4,3")
+    y += 84
+    y = f.para(16, y, "The red line is cudaGridDependencySynchronize(): kernel k + 1 waits there, not at its start, "
+               "for kernel k's output. The saving is a few microseconds per pair of kernels.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+# ---------------------------------------------------------------------------------------------------- 23
+@figure
+def f23_capacities():
+    f = Fig("23-capacities", "Capacity of each memory space on the H200, on a logarithmic scale",
+            "Bar chart with a logarithmic axis from 100 bytes to 1 terabyte. Registers: at most 255 per thread, about "
+            "1 KB, and 65,536 per SM, 256 KB. Constant memory: 64 KB. Shared memory: up to 227 KB per block. L2: 60 MB. "
+            "Global memory: 141 GB of HBM. Each step to the right is a step further from the FMA units.", 0)
+    y = f.heading("How much each space holds (H200)", "Logarithmic scale: each grid line is 1,000 times the last")
+    rows = [("registers, one thread: 255 x 4 B", 1020, GREEN, "1 KB"),
+            ("constant memory", 64 * 1024, PURPLE, "64 KB"),
+            ("shared memory, one block", 227 * 1024, GREEN, "227 KB"),
+            ("registers, one SM: 65,536 x 4 B", 256 * 1024, GREEN, "256 KB"),
+            ("L2 cache, whole chip", 60e6, ORANGE, "60 MB"),
+            ("global memory (HBM)", 141e9, BLUE, "141 GB")]
+    y = hbars(f, y + 4, rows, 1e12, log=True, vmin=100, ticks=[1e3, 1e6, 1e9, 1e12], x1=W - 30,
+              tick_fmt=lambda t: {1e3: "1 KB", 1e6: "1 MB", 1e9: "1 GB", 1e12: "1 TB"}[t])
+    y = f.para(16, y + 10, "Green: on the SM. The others live in device memory or the L2, reached through caches.", W - 32,
+               fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f23_local_memory():
+    f = Fig("23-local-memory", "When a thread's array lives in registers and when in local memory",
+            "Two arrays from the example kernel. acc[8], touched only by fully unrolled loops with constant indices, "
+            "becomes eight registers. table[8], indexed by a value known only at run time, cannot live in registers "
+            "and goes to the thread's stack frame in local memory, which is device memory reached through the L1 and "
+            "L2. Below, the three things that put data in local memory: spills, dynamically indexed arrays, and large "
+            "structures or objects whose address is taken; -Xptxas -v reports the stack frame and spill bytes.", 0)
+    y = f.heading("Same declaration, two places to live")
+    y += 16
+    f.box(16, y, 200, 56, ["float acc[8];", "acc[i], i unrolled"], LGREEN, GREEN, mono=True)
+    f.line(220, y + 28, 262, y + 28, MUTED, 1.4, arrow=True)
+    f.text(264, y + 14, "registers", 14, fill=GREEN, bold=True)
+    cells(f, 264, y + 22, 8, 25, 26, LGREEN, strokes=GREEN, labels=[f"R{i}" for i in range(8)])
+    y += 84
+    f.box(16, y, 200, 56, ["float table[8];", "table[idx & 7]"], LORANGE, ORANGE, mono=True)
+    f.line(220, y + 28, 262, y + 28, MUTED, 1.4, arrow=True)
+    f.box(264, y, 200, 56, ["local memory: HBM,", "cached in L1 and L2"], LORANGE, ORANGE)
+    y += 86
+    f.text(16, y, "What puts data in local memory", 14, bold=True)
+    for s in ["spills: more registers needed than allowed", "arrays indexed by a run-time value",
+              "large structures, objects whose address is taken"]:
+        y += 22
+        f.text(28, y, "\u2022 " + s, 14)
+    y += 30
+    f.text(16, y, "check: nvcc -Xptxas -v (stack frame, spill bytes)", 14, fill=MUTED)
+    f.h = int(y + 16)
+    return f.save()
+
+
+@figure
+def f23_constant_broadcast():
+    f = Fig("23-constant-broadcast", "The constant cache serves one address per pass",
+            "Two cases for lanes of a warp reading constant memory. Top, every lane reads taps[k], the same address: "
+            "the constant cache serves it as one broadcast, one pass for the whole warp. Bottom, lanes read different "
+            "entries of a table: the accesses are serialised, one pass per distinct address, so eight different "
+            "addresses take eight passes.", 0)
+    y = f.heading("__constant__ memory: same address or not", "8 of the 32 lanes shown")
+    lane_x = [28 + i * 56 for i in range(8)]
+    for case in range(2):
+        y += 30
+        title = "taps[k]: every lane, one address" if case == 0 else "table[lane]: eight different addresses"
+        f.text(16, y, title, 14, bold=True)
+        y += 10
+        for i, x in enumerate(lane_x):
+            f.box(x, y, 44, 26, [f"L{i}"], LGREY, MUTED)
+        ty = y + 76
+        if case == 0:
+            f.box(180, ty, 120, 28, ["taps[k]"], LGREEN, GREEN, mono=True)
+            for x in lane_x:
+                f.line(240, ty, x + 22, y + 28, GREEN, 1, arrow=True)
+            note = "1 pass: a broadcast"
+        else:
+            for i, x in enumerate(lane_x):
+                f.box(x, ty, 44, 28, [f"t{i}"], LORANGE, ORANGE)
+                f.line(x + 22, ty, x + 22, y + 28, ORANGE, 1, arrow=True)
+            note = "8 passes: one per distinct address"
+        y = ty + 50
+        f.text(16, y, note, 14, fill=GREEN if case == 0 else ORANGE, bold=True)
+    f.h = int(y + 16)
+    return f.save()
+
+
+# ---------------------------------------------------------------------------------------------------- 24
+@figure
+def f24_saxpy_mapping():
+    f = Fig("24-saxpy-mapping", "Each line of SAXPY in PTX and in SASS",
+            "A table with one row per step of the SAXPY kernel. The index uses mov of ctaid, ntid and tid and a mad.lo "
+            "in PTX, two S2R and an IMAD in SASS. The bounds check is setp plus a predicated branch in PTX and a "
+            "predicated EXIT in SASS. The addresses take cvta, mul.wide and add in PTX and two IMAD.WIDE in SASS. "
+            "x[i] is ld.global.nc, LDG.E.CONSTANT in SASS; y[i] is ld.global, LDG.E. The arithmetic is one fma.rn.f32, "
+            "an FFMA reading a from the constant bank, and the store is st.global, STG.E.", 0)
+    y = f.heading("saxpy: y[i] = a * x[i] + y[i]", "Source, PTX (virtual ISA) and SASS (sm_90), abridged")
+    rows = [("index i", "3 mov, mad.lo", "2 S2R, IMAD"),
+            ("i < n ?", "setp, @%p bra", "ISETP, @P0 EXIT"),
+            ("&x[i], &y[i]", "cvta, mul.wide, add", "2 IMAD.WIDE"),
+            ("load x[i]", "ld.global.nc.f32", "LDG.E.CONSTANT"),
+            ("load y[i]", "ld.global.f32", "LDG.E"),
+            ("a * x + y", "fma.rn.f32", "FFMA, a in c[0x0]"),
+            ("store y[i]", "st.global.f32", "STG.E")]
+    y += 18
+    cols = (16, 136, 316)
+    for c, h in zip(cols, ("source", "PTX", "SASS")):
+        f.text(c, y, h, 14, bold=True)
+    f.line(16, y + 8, W - 16, y + 8, MUTED, 0.8)
+    y += 8
+    for i, (a, b, c) in enumerate(rows):
+        if i % 2 == 0:
+            f.rect(16, y + 2, W - 32, 26, LGREY)
+        f.text(cols[0] + 2, y + 20, a, 14)
+        f.text(cols[1], y + 20, b, 14, mono=True, fill=BLUE)
+        f.text(cols[2], y + 20, c, 14, mono=True, fill=GREEN)
+        y += 28
+    y += 18
+    y = f.para(16, y, "x is const __restrict__, so both levels read it through the read-only path; ptxas folds "
+               "the cvta conversions and address arithmetic away and uses 10 registers.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f24_jit_path():
+    f = Fig("24-jit-path", "What the driver does when it loads a module",
+            "A flow chart. If the module holds SASS for the GPU present, the driver runs it directly; the judge always "
+            "takes this path, since it compiles a cubin for its workers' exact architecture. If not, the driver "
+            "looks for a compiled copy of the embedded PTX in its on-disk compute cache and uses it; otherwise it "
+            "JIT-compiles the PTX with its own built-in back end, which takes milliseconds for one kernel and can "
+            "take minutes for a large library, stores the result in the cache, and runs it. CUDA_FORCE_PTX_JIT=1 "
+            "skips the embedded SASS.", 0)
+    y = f.heading("Loading a module: SASS, cache or JIT")
+    y += 10
+    f.box(16, y, W - 32, 34, ["module loaded on this GPU"], LGREY, MUTED)
+    y += 34
+    f.line(W / 2, y + 1, W / 2, y + 18, MUTED, 1.4, arrow=True)
+    y += 20
+    f.box(16, y, 200, 50, ["SASS for this", "architecture inside?"], "#ffffff", INK)
+    f.line(216, y + 25, 262, y + 25, GREEN, 1.4, arrow=True)
+    f.text(239, y + 18, "yes", 14, "middle", GREEN, bold=True)
+    f.box(264, y, 200, 50, ["run it directly", "(the judge's cubin)"], LGREEN, GREEN)
+    y += 50
+    f.line(116, y + 1, 116, y + 20, ORANGE, 1.4, arrow=True)
+    f.text(124, y + 16, "no", 14, fill=ORANGE, bold=True)
+    y += 22
+    f.box(16, y, 200, 50, ["PTX already compiled", "in the compute cache?"], "#ffffff", INK)
+    f.line(216, y + 25, 262, y + 25, GREEN, 1.4, arrow=True)
+    f.text(239, y + 18, "yes", 14, "middle", GREEN, bold=True)
+    f.box(264, y, 200, 50, ["load the cached", "SASS: fast start"], LGREEN, GREEN)
+    y += 50
+    f.line(116, y + 1, 116, y + 20, ORANGE, 1.4, arrow=True)
+    f.text(124, y + 16, "no", 14, fill=ORANGE, bold=True)
+    y += 22
+    f.box(16, y, W - 32, 50, ["JIT-compile the PTX with the driver's back end:",
+                             "ms for a kernel, minutes for a big library"], LORANGE, ORANGE)
+    y += 50
+    f.line(W / 2, y + 1, W / 2, y + 18, MUTED, 1.4, arrow=True)
+    y += 20
+    f.box(16, y, W - 32, 34, ["store in ~/.nv/ComputeCache, then run"], LORANGE, ORANGE)
+    y += 56
+    y = f.para(16, y, "JIT output depends on the installed driver, not on the toolkit; CUDA_FORCE_PTX_JIT=1 "
+               "ignores the SASS to test the PTX path.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f24_vector_alignment():
+    f = Fig("24-vector-alignment", "How a float4 access compiles, and when it faults",
+            "Memory drawn as 16-byte chunks of four floats. A float4 load from an address that is a multiple of 16 is "
+            "one LDG.E.128 per lane. Four float loads of x[4i] to x[4i + 3] stay four LDG.E, because the compiler "
+            "cannot prove that x + 4i is 16-byte aligned. A float4 load from an address that is not a multiple of 16 "
+            "is not split: it faults with a misaligned address error and leaves the context unusable.", 0)
+    y = f.heading("16-byte loads in SASS", "Each box is a float; thick lines are 16-byte boundaries")
+
+    def strip(y, start, colour):
+        for i in range(12):
+            f.rect(40 + i * 34, y, 34, 26, colour if start <= i < start + 4 else "#ffffff", GREY, 0.7)
+        for b in range(4):
+            f.line(40 + b * 4 * 34, y - 4, 40 + b * 4 * 34, y + 30, INK, 2)
+
+    cases = [("float4 at a multiple of 16", 4, GREEN, "one LDG.E.128: 16 bytes per lane"),
+             ("x[4*i] ... x[4*i + 3] as four floats", 4, BLUE, "four LDG.E: alignment not provable"),
+             ("float4 at an address off by 4 bytes", 5, RED, "fault: misaligned address, context lost")]
+    for title, start, colour, note in cases:
+        y += 28
+        f.text(16, y, title, 14, bold=True)
+        y += 10
+        strip(y, start, colour)
+        y += 48
+        f.text(40, y, note, 14, fill=colour, bold=True)
+    y += 28
+    y = f.para(16, y, "Grep the SASS after the change: LDG.E.128 is the proof that the 16-byte path was taken.",
+               W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+# ---------------------------------------------------------------------------------------------------- 25
+@figure
+def f25_cc_versions():
+    f = Fig("25-cc-versions", "Compute capabilities of the GPUs used for LLM work, grouped by major version",
+            "Six rows grouped into three major versions. 8.0 Ampere, A100: cp.async, BF16 and TF32 tensor cores. 8.6 "
+            "Ampere, RTX A6000: a smaller SM with the same instruction set. 8.9 Ada, L4 and L40S: FP8 tensor-core "
+            "instructions. 9.0 Hopper, H100 and H200: clusters, distributed shared memory, TMA, and wgmma in sm_90a. "
+            "10.0 data-centre Blackwell, B200: tcgen05 and tensor memory in sm_100a. 12.0 workstation and consumer "
+            "Blackwell: a different SM without tcgen05, although its number is larger.", 0)
+    y = f.heading("Compute capability: a version per GPU", "Same colour = same major version; SASS runs only within it")
+    rows = [("8.0", "Ampere: A100", "cp.async, BF16 and TF32 tensor cores", 0),
+            ("8.6", "Ampere: RTX A6000", "smaller SM, instruction set of 8.0", 0),
+            ("8.9", "Ada: L4, L40S", "FP8 tensor-core instructions", 0),
+            ("9.0", "Hopper: H100, H200", "clusters, TMA; wgmma in sm_90a", 1),
+            ("10.0", "Blackwell: B200", "tcgen05, tensor memory in sm_100a", 2),
+            ("12.0", "Blackwell: RTX 50", "a different SM: no tcgen05", 3)]
+    fills = [LBLUE, LGREEN, LORANGE, LPURPLE]
+    strokes = [BLUE, GREEN, ORANGE, PURPLE]
+    y += 8
+    for cc, arch, feat, g in rows:
+        f.rect(16, y, W - 32, 50, fills[g], strokes[g], 1, 6)
+        f.text(30, y + 31, cc, 16, bold=True, fill=strokes[g])
+        f.text(90, y + 21, arch, 14, bold=True)
+        f.text(90, y + 40, feat, 14)
+        y += 56
+    y += 10
+    y = f.para(16, y, "12.0 is a larger number than 10.0 and lacks its tensor-core instructions: features belong "
+               "to targets, not to an ordering of numbers.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f25_gencode():
+    f = Fig("25-gencode", "What one -gencode clause produces",
+            "CUDA C++ is compiled against the virtual architecture named by arch=compute_90 into PTX. Each entry of "
+            "code= decides what is kept: code=sm_90 sends the PTX through ptxas to SASS for the real architecture "
+            "sm_90, and code=compute_90 keeps the PTX itself. Both go into the fat binary. The shorthand -arch=sm_90 "
+            "means arch=compute_90 with code=sm_90 and compute_90. NVRTC, given sm_90, produces a cubin directly, and "
+            "given compute_90 produces PTX only.", 0)
+    y = f.heading("One -gencode clause, two products")
+    y += 12
+    f.box(140, y, 200, 34, ["kernel.cu"], LGREY, MUTED, mono=True)
+    y += 34
+    f.line(240, y + 1, 240, y + 26, MUTED, 1.4, arrow=True)
+    f.text(250, y + 19, "arch=compute_90", 14, fill=BLUE, mono=True)
+    y += 28
+    f.box(140, y, 200, 40, ["PTX (virtual ISA)"], LBLUE, BLUE)
+    y += 40
+    f.line(200, y + 1, 110, y + 38, MUTED, 1.4, arrow=True)
+    f.line(280, y + 1, 370, y + 38, MUTED, 1.4, arrow=True)
+    f.text(16, y + 22, "code=sm_90", 14, fill=GREEN, mono=True)
+    f.text(W - 16, y + 22, "code=compute_90", 14, "end", fill=BLUE, mono=True)
+    y += 40
+    f.box(16, y, 200, 50, ["ptxas: SASS", "for sm_90"], LGREEN, GREEN)
+    f.box(264, y, 200, 50, ["the PTX itself,", "kept for later GPUs"], LBLUE, BLUE)
+    y += 50
+    f.line(116, y + 1, 200, y + 28, MUTED, 1.4, arrow=True)
+    f.line(364, y + 1, 280, y + 28, MUTED, 1.4, arrow=True)
+    y += 30
+    f.box(110, y, 260, 34, ["fat binary"], LGREY, MUTED)
+    y += 60
+    f.text(16, y, "-arch=sm_90 is this clause. NVRTC instead:", 14, bold=True)
+    y += 24
+    f.text(28, y, "sm_90 \u2192 a cubin (SASS), what the judge loads", 14)
+    y += 22
+    f.text(28, y, "compute_90 \u2192 PTX only", 14)
+    f.h = int(y + 16)
+    return f.save()
+
+
+@figure
+def f25_smem_limits():
+    f = Fig("25-smem-limits", "Shared memory limits at compute capability 8.0 and 9.0",
+            "Bar chart in kilobytes. Shared memory per SM: up to 164 KB at 8.0 and 228 KB at 9.0. The most one block "
+            "may opt into: 163 KB at 8.0 and 227 KB at 9.0, which is what the judge reads from the H200 with "
+            "cudaDevAttrMaxSharedMemoryPerBlockOptin. Both allow 2,048 resident threads per SM.", 0)
+    y = f.heading("Two rows of the limits table", "Kilobytes of shared memory; 2,048 threads per SM at both")
+    y = hbars(f, y + 4, [
+        ("8.0 (A100): per SM", 164, BLUE, "164 KB"),
+        ("8.0: one block, opt-in", 163, LBLUE, "163 KB"),
+        ("9.0 (H100, H200): per SM", 228, GREEN, "228 KB"),
+        ("9.0: one block, opt-in (the judge's limit)", 227, LGREEN, "227 KB"),
+    ], 260, ticks=[0, 64, 128, 192, 256], x1=W - 30)
+    f.h = int(y + 12)
+    return f.save()
+
 if __name__ == "__main__":
     wanted = sys.argv[1:]
     for name, fn in FIGURES.items():

@@ -51,8 +51,8 @@ def text_width(s: str, size: float, bold: bool = False, mono: bool = False) -> f
         elif ch.isupper() or ch in "&#":
             w += 0.66
         else:
-            w += 0.55
-    return w * size * (1.06 if bold else 1.0)
+            w += 0.57
+    return w * size * (1.1 if bold else 1.0)
 
 
 def wrap(s: str, max_width: float, size: float, bold: bool = False, mono: bool = False) -> list[str]:
@@ -187,10 +187,11 @@ def hbars(fig: Fig, y: float, rows, vmax: float, x0: float = 16, x1: float = W -
         end = scale(value)
         fig.rect(x0, cur, max(end - x0, 1.5), bar_h, colour)
         tw = text_width(value_text, 14, bold=True)
+        light = colour in (LBLUE, LGREEN, LORANGE, LGREY, LPURPLE, LRED)
         if end + 6 + tw <= fig.w - 4:
-            fig.text(end + 6, cur + bar_h - 4, value_text, 14, fill=colour, bold=True)
+            fig.text(end + 6, cur + bar_h - 4, value_text, 14, fill=INK if light else colour, bold=True)
         else:
-            fig.text(end - 6, cur + bar_h - 4, value_text, 14, "end", "#ffffff", bold=True)
+            fig.text(end - 6, cur + bar_h - 4, value_text, 14, "end", INK if light else "#ffffff", bold=True)
         cur += bar_h + gap
     if ticks:
         cur += 14
