@@ -174,6 +174,11 @@ class Ladder:
     rows: list[selectors.LadderRow]
     chart: SafeString | None  # the reader's best per exercise with the book's tick; None before any submission
 
+    @property
+    def tried(self) -> int:
+        """The reader's submissions to the family's exercises: none, and the page folds its table."""
+        return sum(row.tried for row in self.rows)
+
 
 @dataclass(frozen=True)
 class LaddersPanel:
