@@ -795,6 +795,418 @@ def f62_two_sm():
     return f
 
 
+# ---------------------------------------------------------------- capsule 63
+
+
+@figure
+def f63_bits():
+    f = Fig(
+        "63-bits", 330,
+        "Bits per value of the block-scaled formats, scales included",
+        "Bars of storage per value including the shared scale: BF16 16 bits for comparison; MXFP8 8.25; MXFP6 6.25; "
+        "NVFP4 4.5, four bits plus an 8-bit E4M3 scale per 16 values; MXFP4 4.25, four bits plus an 8-bit E8M0 "
+        "scale per 32 values.",
+    )
+    f.heading("Bits per value, scale included")
+    hbars(f, 16, 62, [
+        ("BF16 (no scale)", 16, "16", LIGHT, GREY),
+        ("MXFP8: 8 + 8/32", 8.25, "8.25", BLUE, BLUE_S),
+        ("MXFP6: 6 + 8/32", 6.25, "6.25", BLUE, BLUE_S),
+        ("NVFP4: 4 + 8/16", 4.5, "4.5", GREEN, GREEN_S),
+        ("MXFP4: 4 + 8/32", 4.25, "4.25", PURPLE, PURPLE_S),
+    ], 16, width=380, gap=50)
+    f.t(16, 318, "NVFP4 adds four bytes per tensor (its FP32 scale).", size=14, fill=GREY)
+    return f
+
+
+@figure
+def f63_worked_block():
+    f = Fig(
+        "63-worked-block", 470,
+        "One block of 16 values scaled as NVFP4 and as MXFP4",
+        "A block whose largest magnitude is 3.1, in a tensor whose largest is 200. NVFP4: the tensor scale is 200 "
+        "over 6 times 448, about 0.0744; the block scale in real terms is 3.1 over 6, about 0.517, which is 6.94 "
+        "tensor-scale units, rounded by E4M3 to 7.0; the effective scale is about 0.521 and the largest element "
+        "becomes 5.95, rounded to 6. MXFP4: the scale is 2 to the power floor(log2 3.1) minus 2, that is 0.5; the "
+        "largest element becomes 6.2 and saturates to 6, and the grid of the other elements is spaced for a block "
+        "maximum of 3.0.",
+    )
+    f.heading("Block max a = 3.1, tensor max A = 200")
+    f.t(16, 60, "NVFP4 (E4M3 block scale, FP32 tensor scale)", size=15, bold=True)
+    steps = [("tensor scale", "200 / (6 x 448) ≈ 0.0744"),
+             ("block scale, real", "3.1 / 6 ≈ 0.517"),
+             ("in tensor units", "0.517 / 0.0744 = 6.94"),
+             ("rounded to E4M3", "7.0 (spacing 0.5 in 4..8)"),
+             ("effective scale", "0.0744 x 7.0 ≈ 0.521"),
+             ("largest element", "3.1 / 0.521 ≈ 5.95 → 6")]
+    for i, (k, v) in enumerate(steps):
+        y = 72 + i * 30
+        f.r(16, y, 448, 26, GREEN if i == 5 else "#ffffff", GREEN_S if i == 5 else RULE)
+        f.t(24, y + 19, k, size=14)
+        f.t(456, y + 19, v, size=14, anchor="end", bold=True)
+    f.t(16, 290, "MXFP4 (power-of-two E8M0 scale)", size=15, bold=True)
+    steps = [("scale X", "2^(floor(log2 3.1) - 2) = 0.5"),
+             ("largest element", "3.1 / 0.5 = 6.2 → saturates to 6"),
+             ("grid spaced for", "a block maximum of 3.0")]
+    for i, (k, v) in enumerate(steps):
+        y = 302 + i * 30
+        f.r(16, y, 448, 26, ORANGE if i == 1 else "#ffffff", ORANGE_S if i == 1 else RULE)
+        f.t(24, y + 19, k, size=14)
+        f.t(456, y + 19, v, size=14, anchor="end", bold=True)
+    f.t(16, 420, "Power-of-two scales put a / X anywhere in [4, 8):", size=15)
+    f.t(16, 444, "up to a factor of two off for other blocks.", size=15)
+    return f
+
+
+@figure
+def f63_scale_layout():
+    f = Fig(
+        "63-scale-layout", 430,
+        "The interleaved layout of block scales for a block-scaled GEMM",
+        "Left: one scale tile covers 128 rows and 4 scale blocks along K, 512 bytes, with its rows in four groups of "
+        "32. Right: in memory, the tile is 32 chunks of 16 bytes; chunk r holds the four K scales of row r, then "
+        "those of rows r + 32, r + 64 and r + 96. A plain row-major scale matrix puts the wrong scale under each "
+        "block: a wrong answer, not a slow one.",
+    )
+    f.heading("One scale tile: 128 rows x 4 K-blocks, 512 B")
+    cols = [(BLUE, BLUE_S), (GREEN, GREEN_S), (ORANGE, ORANGE_S), (PURPLE, PURPLE_S)]
+    x0, y0, cw, rh = 16, 70, 30, 64
+    f.t(x0, 60, "logical: rows x K-blocks", size=14)
+    for g in range(4):
+        fill, stroke = cols[g]
+        for k in range(4):
+            f.r(x0 + k * cw, y0 + g * rh, cw, rh, fill, stroke, sw=0.8)
+        f.r(x0, y0 + g * rh, 4 * cw, 8, stroke, stroke)
+        f.t(x0 + 4 * cw + 8, y0 + g * rh + 12, f"row {32 * g}", size=14, bold=True)
+        f.t(x0 + 4 * cw + 8, y0 + g * rh + 32, f"to {32 * g + 31}", size=14)
+    f.t(x0, y0 + 4 * rh + 20, "k0 k1 k2 k3", size=14)
+    mx = 220
+    f.t(mx, 60, "memory: 32 chunks of 16 bytes", size=14)
+    f.t(mx, 88, "chunk 0:", size=14, bold=True)
+    for g in range(4):
+        fill, stroke = cols[g]
+        for k in range(4):
+            f.r(mx + (g * 4 + k) * 15, 96, 15, 28, fill, stroke, sw=0.8)
+    for g in range(4):
+        f.t(mx + g * 60 + 30, 144, f"r{32 * g}", size=14, anchor="middle")
+    f.t(mx, 182, "chunk 1: rows 1, 33, 65, 97", size=14)
+    f.t(mx, 206, "...", size=14)
+    f.t(mx, 230, "chunk 31: rows 31, 63, 95, 127", size=14)
+    f.t(mx, 270, "each chunk: 4 K-scales of", size=14)
+    f.t(mx, 292, "4 rows, 32 apart", size=14, bold=True)
+    f.t(16, 376, "Written row-major instead, the scales land under", size=15)
+    f.t(16, 400, "the wrong blocks: a wrong answer, not a slow one.", size=15, bold=True)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 64
+
+
+@figure
+def f64_promotion():
+    f = Fig(
+        "64-promotion", 360,
+        "Promotion of FP8 partial sums into FP32 every 128 elements of K",
+        "Along K, the tensor cores accumulate each 128-element scale block b in their own limited-precision "
+        "accumulator, retaining about 14 bits on the H800. After each block, CUDA-core FMAs multiply the partial "
+        "result by the activation scale and the weight scale of that block, add it into a separate FP32 accumulator "
+        "in registers, and reset the tensor-core accumulator, so the long sum is never kept in the 14-bit one.",
+    )
+    f.heading("Promote every 128 of K: C += sA sB acc")
+    for b in range(4):
+        x = 16 + b * 112
+        f.box(x, 50, 104, 40, f"K block {b}", BLUE, BLUE_S)
+        f.box(x, 110, 104, 56, ["wgmma acc", "~14 bits"], ORANGE, ORANGE_S)
+        f.l(x + 52, 90, x + 52, 108, arrow=True)
+        f.l(x + 52, 166, x + 52, 214, arrow=True)
+        f.t(x + 58, 196, f"x sA sB", size=14)
+    f.box(16, 216, 448, 44, "FP32 accumulator C in registers (CUDA-core FMAs)", GREEN, GREEN_S)
+    f.t(16, 290, "after each block: acc ← 0", size=15, bold=True)
+    f.t(16, 314, "Scales: 1 x 128 per token for activations,", size=15)
+    f.t(16, 338, "128 x 128 blocks for weights.", size=15)
+    return f
+
+
+@figure
+def f64_unaligned():
+    f = Fig(
+        "64-unaligned", 250,
+        "Blocks for M = 256, N = 7168 on 132 SMs with two tile widths",
+        "Bars of blocks launched against the 132 SMs for a GEMM of M = 256 and N = 7168: 128 by 128 tiles give "
+        "112 blocks, leaving 20 SMs idle; N tiles of 112, not a power of two, give 128 blocks, so 16 more SMs work.",
+    )
+    f.heading("M = 256, N = 7168 on 132 SMs")
+    x0, width = 16, 400
+    hbars(f, x0, 62, [
+        ("128 x 128 tiles: 2 x 56 blocks", 112, "112", ORANGE, ORANGE_S),
+        ("128 x 112 tiles: 2 x 64 blocks", 128, "128", GREEN, GREEN_S),
+    ], 132, width=width)
+    xs = x0 + width
+    f.l(xs, 50, xs, 170, stroke=RED_S, dash="5 4", sw=2)
+    f.t(xs, 190, "132 SMs", size=14, anchor="middle", fill=RED_S, bold=True)
+    f.t(16, 232, "16 more SMs busy with the unaligned tile.", size=15)
+    return f
+
+
+@figure
+def f64_moe_layouts():
+    f = Fig(
+        "64-moe-layouts", 470,
+        "DeepGEMM's contiguous and masked layouts for grouped MoE GEMMs",
+        "Left, contiguous, for training and prefill: the tokens of each expert are concatenated into one tall "
+        "matrix, each expert's segment padded to a multiple of the M block, so every block of rows belongs to one "
+        "expert. Right, masked, for decode under CUDA graphs: every expert has a fixed-capacity slab and a count on "
+        "the device; the kernel is launched for the full capacity and blocks past an expert's count exit at once.",
+    )
+    f.heading("Grouped GEMM layouts along M (tokens)")
+    f.t(16, 58, "contiguous", size=15, bold=True)
+    f.t(16, 78, "training, prefill", size=14, fill=GREY)
+    experts = [(3, 0.4, BLUE, BLUE_S), (2, 0.7, GREEN, GREEN_S), (4, 0.2, PURPLE, PURPLE_S)]
+    y = 92
+    bh = 24
+    for i, (blocks, pad, fill, stroke) in enumerate(experts):
+        for k in range(blocks):
+            last = k == blocks - 1
+            f.r(16, y, 180, bh, fill, stroke, sw=0.8)
+            if last:
+                f.r(16 + 180 * (1 - pad), y, 180 * pad, bh, "#ffffff", stroke, dash="3 2", sw=0.8)
+            y += bh
+        f.t(204, y - bh * blocks / 2 + 5, f"e{i}", size=14, bold=True)
+    f.t(16, y + 22, "padding ≤ one block", size=14)
+    f.t(16, y + 42, "per expert", size=14)
+    x = 260
+    f.t(x, 58, "masked", size=15, bold=True)
+    f.t(x, 78, "decode, CUDA graphs", size=14, fill=GREY)
+    y = 92
+    counts = [2, 3, 1]
+    for i, (cnt, (_, _, fill, stroke)) in enumerate(zip(counts, experts)):
+        for k in range(4):
+            used = k < cnt
+            f.r(x, y, 150, bh, fill if used else "#ffffff", stroke, sw=0.8, dash=None if used else "3 2")
+            if not used:
+                f.t(x + 75, y + 17, "exits", size=14, anchor="middle", fill=GREY)
+            y += bh
+        f.t(x + 158, y - 2 * bh + 5, f"e{i}", size=14, bold=True)
+    f.t(x, y + 22, "fixed capacity;", size=14)
+    f.t(x, y + 42, "count on device", size=14)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 65
+
+
+@figure
+def f65_draft_verify():
+    f = Fig(
+        "65-draft-verify", 400,
+        "One speculative step: draft four tokens, verify in one target pass, accept a prefix",
+        "The drafter proposes four tokens x1 to x4 after the prefix. The target runs once over the prefix and all "
+        "four, giving its distribution at every draft position and one more. Left to right, x1 and x2 are accepted; "
+        "x3 is rejected, so x4 is discarded and a replacement is sampled from the residual distribution at x3's "
+        "position. The step yields three tokens; had all four been accepted, a bonus token would make five.",
+    )
+    f.heading("Draft γ = 4, verify once, accept a prefix")
+    f.t(16, 58, "draft model q proposes:", size=15)
+    toks = ["prefix", "x1", "x2", "x3", "x4"]
+    xs = [16, 136, 216, 296, 376]
+    ws = [112, 72, 72, 72, 72]
+    for t, x, w in zip(toks, xs, ws):
+        f.box(x, 68, w, 36, t, LIGHT if t == "prefix" else BLUE, GREY if t == "prefix" else BLUE_S)
+    f.box(16, 128, 432, 40, "target p: one pass over prefix + x1..x4", ORANGE, ORANGE_S)
+    f.l(240, 104, 240, 126, arrow=True)
+    f.t(16, 198, "accept x_i with probability min(1, p/q):", size=15)
+    marks = [("x1", "accept", GREEN, GREEN_S), ("x2", "accept", GREEN, GREEN_S), ("x3", "reject", RED, RED_S),
+             ("x4", "discard", "#ffffff", GREY)]
+    for (t, m, fill, stroke), x in zip(marks, xs[1:]):
+        f.box(x, 210, 72, 50, [t, m], fill, stroke, size=14)
+    f.box(16, 210, 112, 50, ["left to", "right"], "#ffffff", RULE, size=14)
+    f.box(296, 276, 72, 36, "x3'", GREEN, GREEN_S)
+    f.l(332, 262, 332, 274, arrow=True)
+    f.t(290, 300, "resample from max(0, p - q)", size=14, anchor="end")
+    f.t(16, 346, "This step yields x1, x2, x3': 3 tokens.", size=15, bold=True)
+    f.t(16, 370, "All accepted: 4 + a bonus token = 5.", size=15)
+    return f
+
+
+@figure
+def f65_expected_tokens():
+    f = Fig(
+        "65-expected-tokens", 360,
+        "Expected tokens per target step against draft length",
+        "Curves of the expected tokens per step, (1 minus alpha to the power gamma + 1) over (1 minus alpha), for "
+        "draft lengths gamma from 0 to 10 and acceptance rates alpha of 0.6, 0.8 and 0.9, computed from the "
+        "formula. At alpha = 0.8 the value is 3.36 at gamma = 4 and 4.33 at gamma = 8, and the curve flattens "
+        "towards its limit of 5: late positions survive only if all earlier ones did.",
+    )
+    f.heading("E[tokens] = (1 - α^(γ+1)) / (1 - α)")
+    x0, x1, y0, y1 = 56, 420, 300, 50
+    def X(g):
+        return x0 + (x1 - x0) * g / 10
+    def Y(v):
+        return y0 + (y1 - y0) * (v - 1) / 7
+    for v in range(1, 9):
+        f.l(x0, Y(v), x1, Y(v), stroke=RULE)
+        f.t(x0 - 8, Y(v) + 5, str(v), size=14, anchor="end")
+    for g in range(0, 11, 2):
+        f.l(X(g), y0, X(g), y0 + 5)
+        f.t(X(g), y0 + 22, str(g), size=14, anchor="middle")
+    f.t(x1, y0 + 44, "draft length γ", size=14, anchor="end")
+    f.l(x0, y0, x1, y0)
+    f.l(x0, y0, x0, y1)
+    for a, stroke, sw in ((0.9, GREEN_S, 2), (0.8, BLUE_S, 3), (0.6, ORANGE_S, 2)):
+        pts = [f"{X(g):.1f},{Y((1 - a ** (g + 1)) / (1 - a)):.1f}" for g in range(11)]
+        f.p("M " + " L ".join(pts), stroke=stroke, sw=sw)
+        v = (1 - a ** 11) / (1 - a)
+        f.t(X(10) + 6, Y(v) + 5, f"α={a}", size=14, fill=stroke, bold=True)
+    for g in (4, 8):
+        v = (1 - 0.8 ** (g + 1)) / 0.2
+        f.c(X(g), Y(v), 5, BLUE, BLUE_S)
+        f.t(X(g), Y(v) + 24, f"{v:.2f}", size=14, anchor="middle", bold=True)
+    return f
+
+
+@figure
+def f65_tree_mask():
+    f = Fig(
+        "65-tree-mask", 330,
+        "A draft tree and the attention mask it needs",
+        "Left: a tree of six draft tokens below the last accepted token 0: nodes 1 and 2 are candidates for the "
+        "first position, 3 and 4 follow 1, 5 follows 2, and 6 follows 3. Right: the mask, a row per node, in which "
+        "node i may attend to node j only if j is i itself or one of its ancestors; node 6, for example, sees 0, "
+        "1, 3 and 6. It is not causal, so it is passed in as a small bitmask per sequence.",
+    )
+    f.heading("Tree of drafts → ancestor mask")
+    parent = {1: 0, 2: 0, 3: 1, 4: 1, 5: 2, 6: 3}
+    pos = {0: (100, 70), 1: (56, 140), 2: (160, 140), 3: (30, 210), 4: (90, 210), 5: (160, 210), 6: (30, 280)}
+    for c, pnode in parent.items():
+        f.l(pos[pnode][0], pos[pnode][1] + 16, pos[c][0], pos[c][1] - 16, stroke=GREY)
+    for n, (x, y) in pos.items():
+        f.c(x, y, 16, LIGHT if n == 0 else BLUE, GREY if n == 0 else BLUE_S)
+        f.t(x, y + 5, str(n), size=15, anchor="middle", bold=True)
+    def ancestors(i):
+        out = {i}
+        while i in parent:
+            i = parent[i]
+            out.add(i)
+        return out
+    mx, my, c = 250, 70, 30
+    for j in range(7):
+        f.t(mx + j * c + c / 2, my - 8, str(j), size=14, anchor="middle", fill=GREY)
+    for i in range(7):
+        f.t(mx - 8, my + i * c + c / 2 + 5, str(i), size=14, anchor="end", fill=GREY)
+        anc = ancestors(i)
+        for j in range(7):
+            on = j in anc
+            f.r(mx + j * c, my + i * c, c, c, GREEN if on else "#ffffff", GREEN_S if on else RULE, sw=0.8)
+    f.t(mx, my + 7 * c + 26, "row i: may attend to j", size=14)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 66
+
+
+@figure
+def f66_builder():
+    f = Fig(
+        "66-builder", 420,
+        "What a CUTLASS collective builder takes and what it deduces",
+        "The collective builder takes high-level choices: element types, layouts and alignments of the operands, "
+        "the tile shape, the cluster shape, a stage count or Auto, and a kernel schedule or Auto. From them it "
+        "deduces the swizzled shared-memory layouts, the TMA copy atoms, the wgmma atom and the number of stages "
+        "that fits in the shared memory left after the epilogue.",
+    )
+    f.heading("CollectiveBuilder: choices in, parts out")
+    f.r(16, 44, 448, 136, BLUE, BLUE_S, rx=6)
+    f.t(28, 68, "you choose", size=15, bold=True)
+    for i, s in enumerate(["types, layouts, alignments of A, B, C, D",
+                           "tile shape, e.g. 128 x 256 x 64",
+                           "cluster shape, e.g. 2 x 1 x 1",
+                           "stage count and schedule (or Auto)"]):
+        f.t(28, 94 + i * 24, s, size=15)
+    f.l(240, 182, 240, 212, arrow=True)
+    f.box(90, 214, 300, 40, "CollectiveBuilder", YELLOW, YELLOW_S, bold_first=True)
+    f.l(240, 256, 240, 284, arrow=True)
+    f.r(16, 286, 448, 124, GREEN, GREEN_S, rx=6)
+    f.t(28, 310, "it deduces", size=15, bold=True)
+    for i, s in enumerate(["swizzled shared-memory layouts",
+                           "TMA copy atoms and the wgmma atom",
+                           "stages that fit after the epilogue's buffers"]):
+        f.t(28, 336 + i * 24, s, size=15)
+    return f
+
+
+@figure
+def f66_evt_tree():
+    f = Fig(
+        "66-evt-tree", 380,
+        "The epilogue ReLU(beta C + alpha acc + bias) as a visitor tree",
+        "An epilogue visitor tree: the root applies ReLU to a fused multiply-add of beta, the element of C and a "
+        "second fused multiply-add of alpha, the accumulator and the bias. Leaves fetch values: the accumulator, "
+        "the source C, the scalars alpha and beta, and the bias vector broadcast along the tile; inner nodes "
+        "compute. The tree runs in the consumer warps while the outputs are still on chip.",
+    )
+    f.heading("ReLU(fma(β, C, fma(α, acc, bias)))")
+    def node(x, y, label, fill, stroke, w=110):
+        f.box(x - w / 2, y - 18, w, 36, label, fill, stroke, size=15)
+    node(240, 70, "ReLU", YELLOW, YELLOW_S)
+    node(240, 150, "fma", YELLOW, YELLOW_S)
+    node(70, 230, "β (scalar)", BLUE, BLUE_S)
+    node(200, 230, "C (source)", BLUE, BLUE_S)
+    node(350, 230, "fma", YELLOW, YELLOW_S)
+    node(240, 310, "α (scalar)", BLUE, BLUE_S)
+    node(360, 310, "acc", BLUE, BLUE_S, w=80)
+    node(436, 350, "bias", BLUE, BLUE_S, w=76)
+    for (x1, y1, x2, y2) in ((240, 88, 240, 132), (240, 168, 70, 212), (240, 168, 200, 212),
+                             (240, 168, 350, 212), (350, 248, 240, 292), (350, 248, 360, 292),
+                             (350, 248, 436, 332)):
+        f.l(x1, y1, x2, y2, stroke=GREY)
+    f.r(16, 356, 14, 14, YELLOW, YELLOW_S)
+    f.t(36, 368, "compute", size=14)
+    f.r(116, 356, 14, 14, BLUE, BLUE_S)
+    f.t(136, 368, "fetch / broadcast", size=14)
+    return f
+
+
+@figure
+def f66_stream_k():
+    f = Fig(
+        "66-stream-k", 360,
+        "Stream-K splits the K loop of the last partial wave among all SMs",
+        "Four SMs and ten output tiles, as an illustration. With a plain persistent scheduler, two full waves of "
+        "four tiles are followed by a third wave of two tiles in which half the SMs idle. Stream-K splits the K "
+        "loops of those last two tiles into four pieces, so every SM takes a share and the partial results are "
+        "summed, at the cost of a reduction.",
+    )
+    f.heading("Ten tiles on four SMs (illustration)")
+    def lane(y0, label, segs):
+        f.t(16, y0 - 8, label, size=15, bold=True)
+        for sm in range(4):
+            y = y0 + sm * 26
+            f.t(16, y + 17, f"SM {sm}", size=14)
+            for x, w, text, fill, stroke in segs[sm]:
+                f.r(70 + x, y, w, 22, fill, stroke, sw=0.8)
+                if text:
+                    f.t(70 + x + w / 2, y + 16, text, size=14, anchor="middle")
+    tile = 120
+    plain = []
+    for sm in range(4):
+        segs = [(0, tile, f"t{sm}", BLUE, BLUE_S), (tile, tile, f"t{sm + 4}", BLUE, BLUE_S)]
+        if sm < 2:
+            segs.append((2 * tile, tile, f"t{sm + 8}", ORANGE, ORANGE_S))
+        else:
+            segs.append((2 * tile, tile, "idle", "#ffffff", RULE))
+        plain.append(segs)
+    lane(70, "persistent, tile by tile", plain)
+    sk = []
+    for sm in range(4):
+        segs = [(0, tile, f"t{sm}", BLUE, BLUE_S), (tile, tile, f"t{sm + 4}", BLUE, BLUE_S),
+                (2 * tile, tile / 2, f"t{8 + sm // 2}", ORANGE, ORANGE_S)]
+        sk.append(segs)
+    lane(218, "stream-K for the last wave", sk)
+    f.t(16, 340, "Each last tile: K split in two halves, summed.", size=15)
+    return f
+
+
 def main(prefixes):
     problems = []
     for name, fn in FIGURES.items():
