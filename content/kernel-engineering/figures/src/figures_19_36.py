@@ -742,6 +742,353 @@ def f25_smem_limits():
     f.h = int(y + 12)
     return f.save()
 
+
+# ---------------------------------------------------------------------------------------------------- 26
+@figure
+def f26_three_cases():
+    f = Fig("26-three-cases", "Three ways a warp's shared-memory request meets the banks",
+            "Eight lanes and eight of the 32 banks, with each bank drawn as a column of words. Left to right in "
+            "time order of the text: lanes reading words in different banks are served in one wavefront; lanes "
+            "reading the same word get it by broadcast, also one wavefront; lanes reading different words of the "
+            "same bank are served one word per wavefront, so eight lanes need eight wavefronts and a whole warp "
+            "down one bank needs 32.", 0)
+    y = f.heading("Banks, words and wavefronts", "8 lanes and banks 0-7 shown; a bank is a column of 4-byte words")
+    cw, ch, x0 = 48, 14, 48
+    cases = [("Different banks", [(t, 0) for t in range(8)], "1 wavefront", GREEN),
+             ("Same word: a broadcast", [(3, 0)] * 8, "1 wavefront", GREEN),
+             ("Different words, same bank", [(3, t) for t in range(8)], "8 wavefronts (32 for a full warp)", RED)]
+    for title, targets, note, colour in cases:
+        y += 26
+        f.text(16, y, title, 14, bold=True)
+        f.text(16, y + 20, note, 14, fill=colour, bold=True)
+        y += 30
+        for t in range(8):
+            f.box(x0 + t * cw + 4, y, cw - 8, 22, [f"L{t}"], LGREY, MUTED)
+        gy = y + 56
+        rows = 8 if colour == RED else 4
+        for b in range(8):
+            for r in range(rows):
+                hit = (b, r) in targets
+                f.rect(x0 + b * cw + 4, gy + r * ch, cw - 8, ch, (LGREEN if colour == GREEN else LRED) if hit else "#ffffff",
+                       GREY, 0.6)
+        for t, (b, r) in enumerate(targets):
+            f.line(x0 + t * cw + cw / 2, y + 23, x0 + b * cw + cw / 2, gy + r * ch + ch / 2, colour, 0.9)
+        y = gy + rows * ch + 6
+        if title == "Different words, same bank":
+            for b in range(8):
+                f.text(x0 + b * cw + cw / 2, y + 14, f"b{b}", 14, "middle", MUTED)
+            y += 18
+    f.h = int(y + 12)
+    return f.save()
+
+
+@figure
+def f26_transpose_cost():
+    f = Fig("26-transpose-cost", "The bank-conflict model for the tiled transpose at 8192 x 8192",
+            "Bar chart in microseconds on the H200. Reading and writing the matrix at the copy bandwidth takes about "
+            "128 microseconds. The shared-memory column reads of an unpadded 32 by 32 tile, 2 to the 26 wavefronts, "
+            "take about 257 microseconds, so they cap the kernel at half of copy speed. Padded or swizzled, the same "
+            "reads are 2 to the 22 wavefronts, about 16 microseconds, hidden behind the DRAM transfer.", 0)
+    y = f.heading("Transpose at 8192 x 8192: what bounds it", "Microseconds on the H200, from the capsule's model")
+    y = hbars(f, y + 4, [
+        ("DRAM: read + write at 4.2 TB/s (the floor)", 128, BLUE, "128 µs"),
+        ("shared loads, tile[32][32]: 32-way conflicts", 257, RED, "257 µs"),
+        ("shared loads, padded or swizzled tile", 16, GREEN, "16 µs"),
+    ], 300, ticks=[0, 100, 200, 300], x1=W - 50)
+    y = f.para(16, y + 12, "2²⁶ wavefronts against 2²²: one wavefront per clock per SM, 132 SMs at 1.98 GHz.",
+               W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f26_wide_phases():
+    f = Fig("26-wide-phases", "How 16-byte shared loads are served in quarter-warp phases",
+            "A warp of float4 loads wants 512 bytes, so it is served in four phases of 8 lanes; within a phase, "
+            "shared memory acts as 8 super-banks of 16 bytes. Top, 32 consecutive float4s: each phase's 8 lanes hit "
+            "8 different super-banks, four wavefronts in all, the minimum for 512 bytes. Bottom, a column of float4 "
+            "with a pitch that is a multiple of 128 bytes: all 8 lanes of a phase hit the same super-bank, an 8-way "
+            "conflict within every phase.", 0)
+    y = f.heading("float4 in shared memory: count in 16-byte units", "Rows: the four phases (quarter-warps); columns: "
+                  "the 8 super-banks of 16 bytes")
+    cw, ch, x0 = 44, 22, 112
+    for title, bad in (("32 consecutive float4: 4 wavefronts, no conflict", False),
+                       ("a column of float4, pitch 128 B: 8-way per phase", True)):
+        y += 28
+        f.text(16, y, title, 14, bold=True)
+        y += 8
+        for ph in range(4):
+            f.text(16, y + 16, f"lanes {8 * ph}-{8 * ph + 7}", 14, fill=MUTED)
+            for sb in range(8):
+                hit = sb == 0 if bad else True
+                f.rect(x0 + sb * cw, y, cw - 4, ch, (LRED if bad else LGREEN) if hit else "#ffffff", GREY, 0.7)
+                if hit:
+                    f.text(x0 + sb * cw + (cw - 4) / 2, y + 16, "8" if bad else "1", 14, "middle", RED if bad else GREEN)
+            y += ch + 4
+    y += 20
+    y = f.para(16, y, "Numbers: lanes of the phase in that super-bank. Odd padding breaks the 16-byte alignment; pad "
+               "by 16 bytes or swizzle 16-byte chunks instead.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+# ---------------------------------------------------------------------------------------------------- 27
+@figure
+def f27_lost_update():
+    f = Fig("27-lost-update", "Two threads incrementing a counter without and with an atomic",
+            "Two timelines of threads A and B incrementing a counter that holds 5. Without an atomic, each does a "
+            "load, an add and a store; both load 5 and both store 6, so one increment is lost. With atomicAdd, each "
+            "read-modify-write is indivisible: A's turns 5 into 6, then B's turns 6 into 7.", 0)
+    y = f.heading("*count += 1 from two threads", "Time runs to the right; the counter starts at 5")
+    for title, ok in (("Plain load, add, store", False), ("atomicAdd(count, 1)", True)):
+        y += 28
+        f.text(16, y, title, 14, bold=True)
+        y += 8
+        if not ok:
+            timeline_row(f, y, "A", [(0, 0.26, LBLUE, "load 5"), (0.28, 0.5, LBLUE, "+1"), (0.52, 0.78, LBLUE, "store 6")],
+                         label_w=28)
+            timeline_row(f, y + 30, "B", [(0.1, 0.36, LORANGE, "load 5"), (0.38, 0.6, LORANGE, "+1"),
+                                          (0.7, 0.96, LORANGE, "store 6")], label_w=28)
+            res, col = "counter = 6: one increment lost", RED
+        else:
+            timeline_row(f, y, "A", [(0, 0.46, BLUE, "5 \u2192 6, indivisible", "#ffffff")], label_w=28)
+            timeline_row(f, y + 30, "B", [(0.5, 0.96, ORANGE, "6 \u2192 7, indivisible", "#ffffff")], label_w=28)
+            res, col = "counter = 7: both increments counted", GREEN
+        y += 80
+        f.text(16, y, res, 14, fill=col, bold=True)
+    y += 26
+    y = f.para(16, y, "Global atomics run in the L2, next to the data; atomics on one address run one after another.",
+               W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f27_contention():
+    f = Fig("27-contention", "One atomic per element against one per block, for a sum of 2²⁸ floats",
+            "Bar chart on a logarithmic time axis. 2 to the 28 atomicAdds to one address, at an optimistic 1 "
+            "nanosecond each, take about 268 milliseconds, a quarter of a second. Reading the array once at 4.2 TB/s "
+            "takes about 256 microseconds. The 1,024 atomics of one per block, at the same rate, take about 1 "
+            "microsecond.", 0)
+    y = f.heading("Sum of N = 2²⁸ floats: what serialises", "Logarithmic time axis; one update per ns on one address")
+    y = hbars(f, y + 4, [
+        ("2²⁸ atomicAdds on one address", 268e-3, RED, "268 ms"),
+        ("reading the array at 4.2 TB/s", 256e-6, BLUE, "256 µs"),
+        ("1,024 atomicAdds, one per block", 1.024e-6, GREEN, "about 1 µs"),
+    ], 1.0, log=True, vmin=1e-7, ticks=[1e-6, 1e-3, 1.0], x1=W - 70,
+        tick_fmt=lambda t: {1e-6: "1 µs", 1e-3: "1 ms", 1.0: "1 s"}[t])
+    y = f.para(16, y + 12, "Reduce locally first, then use one atomic per block, not per element.", W - 32,
+               fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f27_bytes_in_flight():
+    f = Fig("27-bytes-in-flight", "Bytes in flight per SM against what Little's law asks for",
+            "Bar chart in kilobytes per SM. To stream at 4.2 TB/s with about a microsecond of loaded DRAM latency the "
+            "chip needs about 4.2 MB in flight, about 32 KB per SM. The simple loop, one 4-byte load outstanding per "
+            "thread and 2,048 threads per SM, has 8 KB in flight, a quarter of that. Eight float4 loads per thread, "
+            "128 bytes, give 256 KB per SM with 2,048 threads, comfortably past the need.", 0)
+    y = f.heading("Little's law for the sum", "Kilobytes in flight per SM, with 2,048 resident threads")
+    y = hbars(f, y + 4, [
+        ("simple loop: one 4-byte load per thread", 8, ORANGE, "8 KB"),
+        ("needed: 4.2 TB/s × 1 µs, over 132 SMs", 32, INK, "about 32 KB"),
+        ("eight float4 loads per thread: 128 B each", 256, GREEN, "256 KB"),
+    ], 270, ticks=[0, 64, 128, 192, 256], x1=W - 40)
+    f.h = int(y + 12)
+    return f.save()
+
+
+# ---------------------------------------------------------------------------------------------------- 28
+@figure
+def f28_default_stream():
+    f = Fig("28-default-stream", "Two non-blocking streams, and what one legacy default-stream launch does to them",
+            "Top, kernels A then B in stream s1 and kernel C in stream s2: the order within s1 is kept, and C may run "
+            "before, during or after them, here alongside. Bottom, the same program with one kernel D issued to the "
+            "legacy default stream between them: D waits for all earlier work in the other blocking streams, and work "
+            "issued after it waits for D, so everything runs in series.", 0)
+    y = f.heading("Streams order work only within themselves", "Schematic timelines, time to the right")
+    y += 28
+    f.text(16, y, "s1 and s2 created non-blocking", 14, bold=True)
+    y += 8
+    timeline_row(f, y, "s1", [(0, 0.35, BLUE, "A", "#ffffff"), (0.37, 0.7, BLUE, "B", "#ffffff")], label_w=68)
+    timeline_row(f, y + 30, "s2", [(0.1, 0.5, ORANGE, "C", "#ffffff")], label_w=68)
+    y += 84
+    f.text(16, y, "kernel D in the legacy default stream", 14, bold=True)
+    y += 8
+    timeline_row(f, y, "s1", [(0, 0.22, BLUE, "A", "#ffffff"), (0.5, 0.72, BLUE, "B", "#ffffff")], label_w=68)
+    timeline_row(f, y + 30, "default", [(0.24, 0.36, GREY, "D")], label_w=68)
+    timeline_row(f, y + 60, "s2", [(0.74, 1.0, ORANGE, "C", "#ffffff")], label_w=68)
+    y += 110
+    y = f.para(16, y, "D waits for all earlier work in blocking streams, and later work waits for D: the program "
+               "serialises. Streams created with cudaStreamNonBlocking, or the per-thread default stream, avoid it.",
+               W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f28_event_wait():
+    f = Fig("28-event-wait", "An event orders a consumer in one stream after a producer in another",
+            "Three rows: the host, stream s1 and stream s2. The host issues the producer to s1, records the event "
+            "ready after it, makes s2 wait for the event, issues the consumer to s2, and carries on without blocking. "
+            "On the GPU the consumer starts only when s1 reaches the event. cudaEventSynchronize(ready) blocks the host "
+            "only until that point, not until s1 is idle.", 0)
+    y = f.heading("cudaEventRecord + cudaStreamWaitEvent", "The wait is enforced on the GPU; the host keeps issuing")
+    y += 18
+    timeline_row(f, y, "host", [(0, 0.1, LGREY, "1"), (0.1, 0.2, LGREY, "2"), (0.2, 0.3, LGREY, "3"),
+                                (0.3, 0.4, LGREY, "4"), (0.4, 0.9, "#ffffff", "other work")], label_w=52)
+    y += 40
+    timeline_row(f, y, "s1", [(0.08, 0.5, BLUE, "producer", "#ffffff"), (0.54, 0.9, LBLUE, "later s1 work")],
+                 label_w=52)
+    ex = 16 + 52 + (W - 32 - 52) * 0.515
+    f.line(ex, y - 8, ex, y + 78, RED, 1.8, dash="4,3")
+    f.text(ex, y + 96, "event ready", 14, "middle", RED, bold=True)
+    y += 40
+    timeline_row(f, y, "s2", [(0.2, 0.5, "#ffffff", "waiting"), (0.52, 0.86, ORANGE, "consumer", "#ffffff")],
+                 label_w=52)
+    y += 74
+    for s in ["1. producer<<<..., s1>>>", "2. cudaEventRecord(ready, s1)", "3. cudaStreamWaitEvent(s2, ready)",
+              "4. consumer<<<..., s2>>>: the host carries on"]:
+        f.text(16, y, s, 14, mono=False)
+        y += 22
+    y += 6
+    y = f.para(16, y, "cudaEventSynchronize(ready) blocks the host only until the red line.", W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f28_launch_costs():
+    f = Fig("28-launch-costs", "Host cost per kernel against the GPU time of a small kernel",
+            "Bar chart in microseconds, measured in capsule 2 on this platform. A small x + y in eager PyTorch costs "
+            "about 9.3 microseconds of host time, a launch from Python through CuPy about 5.8; a small kernel runs for "
+            "3.4 to 4.8 microseconds on the GPU; replaying a graph of a hundred small adds costs about 1 microsecond "
+            "per kernel.", 0)
+    y = f.heading("Per kernel, in microseconds", "Host cost of issuing it against GPU time of running it")
+    y = hbars(f, y + 4, [
+        ("eager PyTorch x + y (host)", 9.3, RED, "9.3 µs"),
+        ("one launch from Python through CuPy (host)", 5.8, ORANGE, "5.8 µs"),
+        ("a small kernel on the GPU", 4.8, BLUE, "3.4 to 4.8 µs"),
+        ("a kernel replayed in a CUDA graph", 1.0, GREEN, "about 1 µs"),
+    ], 10, ticks=[0, 2, 4, 6, 8, 10], x1=W - 40)
+    y = f.para(16, y + 12, "When the host needs longer to issue a kernel than the GPU needs to run it, the GPU waits.",
+               W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f28_allocator_reuse():
+    f = Fig("28-allocator-reuse", "The caching allocator reusing memory still read by another stream",
+            "Tensor x is allocated on the main stream and read by a kernel on a side stream. When the host drops its "
+            "last reference, the allocator may hand x's block to a new tensor on the main stream at once, and a "
+            "kernel there overwrites it while the side stream is still reading: wrong results. After "
+            "x.record_stream(side), the allocator waits for the side stream's queued work before reusing the block.", 0)
+    y = f.heading("Why x.record_stream(side) exists", "x was allocated on the main stream; a side-stream kernel reads it")
+    for title, safe in (("Without record_stream", False), ("With x.record_stream(side)", True)):
+        y += 28
+        f.text(16, y, title, 14, bold=True)
+        y += 8
+        timeline_row(f, y, "side", [(0.05, 0.75, BLUE, "consume(x) reads x", "#ffffff")], label_w=52)
+        if safe:
+            timeline_row(f, y + 30, "main", [(0.78, 1.0, GREEN, "z reuses", "#ffffff")], label_w=52)
+        else:
+            timeline_row(f, y + 30, "main", [(0.3, 0.75, RED, "new z writes x's block", "#ffffff")], label_w=52)
+        fx = 16 + 52 + (W - 32 - 52) * 0.25
+        f.line(fx, y - 4, fx, y + 60, MUTED, 1.4, dash="4,3")
+        f.text(fx - 4, y + 76, "host: del x", 14, "middle", MUTED)
+        y += 90
+    y += 6
+    y = f.para(16, y, "Red: the new tensor overwrites memory a side-stream kernel is still reading.", W - 32,
+               fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+# ---------------------------------------------------------------------------------------------------- 29
+@figure
+def f29_block_size():
+    f = Fig("29-block-size", "Resident warps per SM for each block size, at the H100 and H200 limits",
+            "Bar chart of resident warps per SM when only the limits of 64 warps and 32 blocks per SM apply. Blocks of "
+            "32 threads stop at 32 blocks of one warp, 32 warps, half of what the SM can hold. Blocks of 64, 128, 256, "
+            "512 and 1,024 threads all reach 64 warps: 32, 16, 8, 4 and 2 blocks.", 0)
+    y = f.heading("Block size and a full SM (vector add)", "Limits: 64 warps and 32 blocks per SM")
+    rows = []
+    for t in (32, 64, 128, 256, 512, 1024):
+        warps = t // 32
+        blocks = min(32, 64 // warps)
+        rows.append((f"{t} threads: {blocks} blocks of {warps} warp{'s' if warps > 1 else ''}", blocks * warps,
+                     ORANGE if blocks * warps < 64 else BLUE, f"{blocks * warps} warps"))
+    y = hbars(f, y + 4, rows, 64, ticks=[0, 16, 32, 48, 64], x1=W - 90, bar_h=16, gap=10)
+    y = f.para(16, y + 10, "Memory-bound kernels want the SM full: more loads in flight hide more of HBM's latency.",
+               W - 32, fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f29_judge_run():
+    f = Fig("29-judge-run", "What the judge does with a vector-add submission",
+            "Four steps. Compile: NVRTC compiles the file for sm_90 in a child process and keeps the register and spill "
+            "report. Test: at N = 1, 1,000, 4,097 and 1,048,579, fresh random inputs, C poisoned with NaN, guard "
+            "bands, the launch plan, a check that A and B are unchanged and a comparison of every element with a "
+            "float64 reference. Time: at N = 2 to the 28, rounds with fresh inputs, the L2 flushed and the stream "
+            "held busy for 300 microseconds, the kernel and cupy.add timed with CUDA events in alternating order, "
+            "until both medians are steady to 0.5 percent after at least 10 rounds, 4 seconds or 100 rounds. Report: "
+            "median time, GB/s, percent of cupy.add and percent of the copy-bandwidth roofline.", 0)
+    y = f.heading("One submission, four steps")
+    y += 10
+    y = vflow(f, y, [
+        ("1. Compile: NVRTC for sm_90 in a child process; keep the register and spill report", LGREY, MUTED),
+        ("2. Test at N = 1, 1,000, 4,097, 1,048,579: fresh inputs, C poisoned with NaN, guard bands, inputs "
+         "unchanged, every element against a float64 reference", LBLUE, BLUE),
+        ("3. Time at N = 2²⁸: flush the L2, hold the stream 300 µs, your kernel and cupy.add in alternating order, "
+         "until the medians are steady to 0.5% (4 s or 100 rounds at most)", LORANGE, ORANGE),
+        ("4. Report: median ms, GB/s, % of cupy.add, % of the roofline (the worker's measured copy bandwidth)",
+         LGREEN, GREEN),
+    ], gap=18)
+    f.h = int(y + 14)
+    return f.save()
+
+
+@figure
+def f29_fusion():
+    f = Fig("29-fusion", "Array passes for y = (a + b) * c, eager against fused",
+            "Eager PyTorch runs two kernels: the first reads a and b and writes a temporary t, the second reads t and "
+            "c and writes y, six passes over arrays of N floats. A fused kernel reads a, b and c and writes y, four "
+            "passes. At equal bandwidth the fused kernel is 1.5 times faster, and the temporary is never allocated.", 0)
+    y = f.heading("y = (a + b) * c over N floats", "Each box is one pass of 4N bytes through HBM")
+
+    def passes(y, items):
+        x = 16
+        for lab, kind in items:
+            fill, stroke = (LBLUE, BLUE) if kind == "r" else (LORANGE, ORANGE)
+            f.box(x, y, 68, 32, [lab], fill, stroke)
+            x += 74
+        return x
+
+    y += 26
+    f.text(16, y, "Eager: two kernels, 6 passes", 14, bold=True)
+    y += 10
+    passes(y, [("read a", "r"), ("read b", "r"), ("write t", "w")])
+    f.text(248, y + 21, "kernel 1", 14, fill=MUTED)
+    y += 38
+    passes(y, [("read t", "r"), ("read c", "r"), ("write y", "w")])
+    f.text(248, y + 21, "kernel 2", 14, fill=MUTED)
+    y += 60
+    f.text(16, y, "Fused: one kernel, 4 passes", 14, bold=True)
+    y += 10
+    passes(y, [("read a", "r"), ("read b", "r"), ("read c", "r"), ("write y", "w")])
+    y += 60
+    f.text(16, y, "6 × 4N / (4 × 4N) = 1.5 times faster", 14, bold=True, fill=GREEN)
+    y += 24
+    y = f.para(16, y, "torch.compile finds the same fusion and generates one Triton kernel for it.", W - 32,
+               fill=MUTED)
+    f.h = int(y + 14)
+    return f.save()
+
 if __name__ == "__main__":
     wanted = sys.argv[1:]
     for name, fn in FIGURES.items():
