@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 from apps.catalog.content_files import read_book
-from apps.catalog.markdown import render_markdown
+from apps.catalog.markdown import MEASUREMENT_REFERENCE, render_markdown
 
 MATHML = "{http://www.w3.org/1998/Math/MathML}"
 # Token elements hold text only. `\mathrel{+}=` once put an <mrow> inside an <mo>, which is not MathML; the
@@ -33,9 +33,11 @@ def book():
     return read_book(Path(settings.DEMO_BOOK_DIR))
 
 
-def _prose(capsule) -> str:
-    """The capsule's body, summary and outline, with line breaks as spaces (statements wrap across lines)."""
-    return re.sub(r"\s+", " ", "\n".join([capsule.summary, *capsule.outline, capsule.body]))
+def _prose(capsule, measurements=None) -> str:
+    """The capsule's body, summary and outline, with line breaks as spaces (statements wrap across lines), and its
+    {{m:KEY}} references to measured figures filled in as the reader sees them."""
+    body = MEASUREMENT_REFERENCE.sub(lambda m: measurements[m["key"]].text(bare=bool(m["bare"])), capsule.body)
+    return re.sub(r"\s+", " ", "\n".join([capsule.summary, *capsule.outline, body]))
 
 
 def _part_ranges(book) -> dict[int, tuple[int, int]]:
@@ -53,7 +55,7 @@ def test_every_part_range_stated_in_the_prose_matches_the_catalogue(book):
     assert sorted(ranges) == [part.number for part in book.parts]
     stated, wrong = set(), []
     for capsule in book.capsules:
-        text = _prose(capsule)
+        text = _prose(capsule, book.measurements)
         for match in PART_RANGE.finditer(text):
             part, first, last = int(match[1]), int(match[2]), int(match[3])
             stated.add(part)
@@ -78,7 +80,9 @@ def test_every_formula_renders_to_well_formed_mathml_without_tex_left_in_it(book
     problems = []
     formulas = 0
     for capsule in book.capsules:
-        rendered = render_markdown(capsule.body, figure_url=lambda name: f"/figures/{name}").html
+        rendered = render_markdown(
+            capsule.body, figure_url=lambda name: f"/figures/{name}", measurements=book.measurements
+        ).html
         for mathml in _maths(rendered):
             formulas += 1
             shown = re.sub(r'\salttext="[^"]*"', "", mathml)  # the LaTeX source is kept there on purpose
@@ -122,7 +126,7 @@ def _figure_text(svg: str) -> str:
 
 @pytest.mark.parametrize(("measurement", "old", "kept", "capsules"), MEASUREMENTS, ids=[m[0] for m in MEASUREMENTS])
 def test_each_measurement_is_stated_with_one_value(book, measurement, old, kept, capsules):
-    texts = {capsule.number: _prose(capsule) for capsule in book.capsules}
+    texts = {capsule.number: _prose(capsule, book.measurements) for capsule in book.capsules}
     figures = {figure.name: _figure_text(figure.svg) for capsule in book.capsules for figure in capsule.figures}
     stale = [n for n, text in texts.items() if re.search(old, text)]
     stale += [name for name, text in figures.items() if re.search(old, text)]

@@ -10,6 +10,7 @@ from django.test import Client
 
 from apps.catalog.content_files import FRONT_MATTER
 from apps.catalog.markdown import render_markdown
+from apps.catalog.measurements import measurements_read
 from apps.catalog.services import book_import
 from tests.conftest import MINI_BOOK
 
@@ -20,10 +21,11 @@ def counted_from_files(folder: Path) -> dict:
     stated speed."""
     capsules = sorted((folder / "capsules").glob("*.md"))
     figures, words = 0, 0
+    measurements = measurements_read(folder)  # the measured figures its {{m:KEY}} references cite
     for path in capsules:
         body = path.read_text()[FRONT_MATTER.match(path.read_text()).end() :]
         figures += len(set(re.findall(r"!\[[^\]]*\]\((figures/[^)]+)\)", body)))
-        rendered = render_markdown(body, figure_url=lambda name: name)
+        rendered = render_markdown(body, figure_url=lambda name: name, measurements=measurements)
         text = rendered.text
         for listing in re.findall(r"<pre\b.*?</pre>", rendered.html, flags=re.S):
             listing_text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", listing))).strip()
