@@ -138,6 +138,7 @@ def preview_document(source: str, *, slug: str, book: Book | None = None) -> str
             source,
             figure_url=lambda name: reverse("reading:figure", kwargs={"slug": slug, "name": name}),
             measurements=book_measurements(book) if book else None,
+            figure_svg=dict(Figure.objects.filter(capsule__slug=slug).values_list("name", "svg")).get,
         ).html
     except ContentError as problem:
         error = problem

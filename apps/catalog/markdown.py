@@ -167,7 +167,7 @@ ALLOWED_ATTRIBUTES = {
     "span": {"class", "title"},
     "code": {"class"},
     "pre": {"class"},
-    "figure": {"id", "class"},
+    "figure": {"id", "class", "style"},  # style: --figure-legible-width only (render_markdown's filter)
     "figcaption": {"class"},
     "hr": {"class"},
     "th": {"style"},
@@ -230,7 +230,11 @@ def _build_parser() -> MarkdownIt:
         "math_inline_double", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True)
     )
     md.add_render_rule(
-        "math_block", lambda self, tokens, idx, options, env: _mathml(tokens[idx].content, display=True) + "\n"
+        "math_block",
+        # In a box of its own: a formula wider than the column scrolls sideways in it, with a cue (reader.css).
+        lambda self, tokens, idx, options, env: (
+            f'<div class="math-block">{_mathml(tokens[idx].content, display=True)}</div>\n'
+        ),
     )
     md.add_render_rule("figure", _render_figure)
     md.inline.ruler.before("escape", "measurement", _measurement_reference)
@@ -287,9 +291,14 @@ def _check_measurements(tokens: list[Token]) -> None:
 
 def _render_figure(self, tokens, idx, options, env) -> str:
     meta = tokens[idx].meta
+    size: FigureSize | None = meta.get("size")
+    # The drawing's size as attributes, so that its box is kept before it loads (a jump to a footnote lands where
+    # it should on a cold load); the width at which its smallest text is 10 px, never shown narrower (reader.css).
+    dimensions = f' width="{size.width}" height="{size.height}"' if size else ""
+    legible = f' style="--figure-legible-width: {size.legible_width}px"' if size and size.legible_width else ""
     return (
-        f'<figure id="figure-{meta["number"]}">'
-        f'<img src="{html.escape(meta["src"])}" alt="{html.escape(meta["caption"])}" loading="lazy">'
+        f'<figure id="figure-{meta["number"]}"{legible}>'
+        f'<img src="{html.escape(meta["src"])}" alt="{html.escape(meta["caption"])}"{dimensions} loading="lazy">'
         f'<figcaption><span class="figure-label">Figure {meta["number"]}.</span> '
         f"{html.escape(meta['caption'])}</figcaption>"
         "</figure>\n"
@@ -316,7 +325,52 @@ def _check_maths(tokens: list[Token]) -> None:
                     ) from error
 
 
-def _promote_figures(tokens: list[Token], figure_url: Callable[[str], str]) -> tuple[list[FigureRef], list[Token]]:
+@dataclass(frozen=True)
+class FigureSize:
+    width: int  # the drawing's own size in CSS pixels: its width and height attributes, else its viewBox
+    height: int
+    legible_width: int  # the width at which its smallest text is LEGIBLE_TEXT_PX; 0 when it has no sized text
+
+
+LEGIBLE_TEXT_PX = 10
+_SVG_ROOT = re.compile(r"<svg\b[^>]*>", re.S)
+_LENGTH = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(px)?\s*$")
+_FONT_SIZE = re.compile(r"font-size\s*(?:=\s*[\"']|:)\s*([0-9]*\.?[0-9]+)(?:px)?(?![\w%.])")  # em, %: relative
+
+
+def _root_attribute(root: str, name: str) -> str | None:
+    found = re.search(rf"\s{name}\s*=\s*([\"'])(.*?)\1", root, re.S)
+    return found.group(2) if found else None
+
+
+def svg_size(svg: str) -> FigureSize | None:
+    """An SVG figure's size from its root element (width and height in pixels, else the viewBox), and the width at
+    which its smallest font size (attributes and styles, in the drawing's units) reads at LEGIBLE_TEXT_PX. None
+    when the root states no usable size."""
+    root = _SVG_ROOT.search(svg)
+    if root is None:
+        return None
+    box = (_root_attribute(root.group(0), "viewBox") or "").replace(",", " ").split()
+    try:
+        box_width, box_height = (float(box[2]), float(box[3])) if len(box) == 4 else (0.0, 0.0)
+    except ValueError:
+        box_width = box_height = 0.0
+    sizes = [_LENGTH.match(_root_attribute(root.group(0), name) or "") for name in ("width", "height")]
+    if all(sizes):
+        width, height = (float(size.group(1)) for size in sizes)
+    else:
+        width, height = box_width, box_height
+    if width <= 0 or height <= 0:
+        return None
+    fonts = [float(size) for size in _FONT_SIZE.findall(svg) if float(size) > 0]
+    units = box_width or width  # the drawing's units across its width
+    legible = round(units * LEGIBLE_TEXT_PX / min(fonts)) if fonts else 0
+    return FigureSize(width=round(width), height=round(height), legible_width=legible)
+
+
+def _promote_figures(
+    tokens: list[Token], figure_url: Callable[[str], str], figure_svg: Callable[[str], str | None] | None = None
+) -> tuple[list[FigureRef], list[Token]]:
     """An image alone in a paragraph becomes a numbered figure; only figures/NAME.svg may be used."""
     for token in tokens:
         for child in token.children or []:
@@ -346,7 +400,13 @@ def _promote_figures(tokens: list[Token], figure_url: Callable[[str], str]) -> t
             ref = FigureRef(name=name, number=len(figures) + 1, caption=caption, line=line)
             figures.append(ref)
             figure = Token("figure", "", 0, map=token.map, block=True)
-            figure.meta = {"number": ref.number, "caption": caption, "src": figure_url(name)}
+            svg = figure_svg(name) if figure_svg else None
+            figure.meta = {
+                "number": ref.number,
+                "caption": caption,
+                "src": figure_url(name),
+                "size": svg_size(svg) if svg else None,
+            }
             result.append(figure)
             i += 3
             continue
@@ -383,15 +443,19 @@ def prose_text(safe_html: str) -> str:
 
 
 def render_markdown(
-    source: str, *, figure_url: Callable[[str], str], measurements: Mapping[str, Measurement] | None = None
+    source: str,
+    *,
+    figure_url: Callable[[str], str],
+    measurements: Mapping[str, Measurement] | None = None,
+    figure_svg: Callable[[str], str | None] | None = None,
 ) -> Rendered:
     """`measurements`: the book's measured figures by key, which `{{m:KEY}}` references cite (none: a reference
-    is an error)."""
+    is an error). `figure_svg`: a figure's SVG text by file name, which sizes its <img> (svg_size)."""
     env: dict = {"measurements": measurements or {}}
     tokens = _PARSER.parse(source, env)
     _check_measurements(tokens)
     _check_maths(tokens)
-    figures, tokens = _promote_figures(tokens, figure_url)
+    figures, tokens = _promote_figures(tokens, figure_url, figure_svg)
     raw_html = _PARSER.renderer.render(tokens, _PARSER.options, env)
     safe_html = nh3.clean(
         raw_html,
@@ -399,6 +463,6 @@ def render_markdown(
         attributes=ALLOWED_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
-        filter_style_properties={"text-align"},
+        filter_style_properties={"text-align", "--figure-legible-width"},
     )
     return Rendered(html=safe_html, text=_plain_text(safe_html), toc=_table_of_contents(tokens), figures=figures)

@@ -69,13 +69,17 @@ def _content_hash(capsule: CapsuleData, measurements: dict[str, Measurement] | N
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def capsule_render(*, capsule: Capsule) -> Capsule:
+def capsule_render(*, capsule: Capsule, figure_svgs: dict[str, str] | None = None) -> Capsule:
     """Render the capsule's Markdown into its stored HTML, text and table of contents, and count its prose words
-    (code listings left out) and its reading time from them."""
+    (code listings left out) and its reading time from them. `figure_svgs` (file name: SVG text) sizes the figures;
+    by default the capsule's stored ones."""
+    if figure_svgs is None:
+        figure_svgs = dict(capsule.figures.values_list("name", "svg")) if capsule.pk else {}
     rendered = render_markdown(
         capsule.body,
         figure_url=lambda name: reverse("reading:figure", kwargs={"slug": capsule.slug, "name": name}),
         measurements=book_measurements(capsule.book),
+        figure_svg=figure_svgs.get,
     )
     capsule.body_html, capsule.body_text, capsule.toc = rendered.html, rendered.text, rendered.toc
     capsule.words = capsule_prose_words(body_html=rendered.html)
@@ -151,7 +155,7 @@ def _capsule_upsert(
         data.outline,
     )
     capsule.body, capsule.content_hash, capsule.status = data.body, content_hash, Capsule.Status.PUBLISHED
-    capsule_render(capsule=capsule)
+    capsule_render(capsule=capsule, figure_svgs={f.name: f.svg for f in data.figures})
     capsule.save()
     capsule.figures.all().delete()
     Figure.objects.bulk_create(

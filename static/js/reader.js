@@ -56,6 +56,19 @@
     return update;
   }
 
+  // A box that scrolls sideways shows it: its edge fades where more lies beyond (reader.css, .scroll-cue).
+  function scrollCue(element) {
+    function update() {
+      var overflow = element.scrollWidth - element.clientWidth;
+      element.classList.toggle("scroll-cue", overflow > 1);
+      element.classList.toggle("scroll-cue--start", overflow > 1 && element.scrollLeft > 1);
+      element.classList.toggle("scroll-cue--end", overflow > 1 && element.scrollLeft < overflow - 1);
+    }
+    element.addEventListener("scroll", update, { passive: true });
+    update();
+    return update;
+  }
+
   function setupText() {
     if (!body) return [];
     var updaters = [];
@@ -117,7 +130,7 @@
       updaters.push(focusableWhenScrolling(pre));
     });
 
-    // Wide drawings shrink on a phone: the figure opens at full size, to zoom.
+    // A tap on a drawing opens it at full size, to zoom (on a phone it is kept at the width where its text reads).
     body.querySelectorAll("figure > img").forEach(function (img) {
       var link = document.createElement("a");
       link.className = "figure-link";
@@ -125,10 +138,14 @@
       link.title = "Open the figure at full size";
       img.parentNode.insertBefore(link, img);
       link.appendChild(img);
+      updaters.push(scrollCue(link));  // a drawing kept legible on a phone scrolls sideways
     });
 
-    body.querySelectorAll('math[display="block"]').forEach(function (math) {
-      updaters.push(focusableWhenScrolling(math));
+    // Display maths sits in a .math-block box that scrolls (text rendered before issue 44: the <math> itself).
+    body.querySelectorAll('.math-block, math[display="block"]').forEach(function (box) {
+      if (box.tagName.toLowerCase() === "math" && box.parentElement.classList.contains("math-block")) return;
+      updaters.push(focusableWhenScrolling(box));
+      updaters.push(scrollCue(box));
     });
 
     body.querySelectorAll("h2[id], h3[id], h4[id]").forEach(function (heading) {
