@@ -48,7 +48,7 @@ def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: fl
             for stage, ms in result.stage_ms.items():
                 stages.setdefault(stage, []).append(ms)
             medians.append(result.benchmarks[0].candidate.median_ms)
-            rounds.append([bench.candidate.samples for bench in result.benchmarks])
+            rounds.append([_rounds(bench) for bench in result.benchmarks])
             answer = judge.worker.setup_value
             setup = answer.setup_ms if isinstance(answer, SetupAnswer) else None
             if setup and setup not in setups:
@@ -67,9 +67,15 @@ def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: fl
         "setup_ms_p50": {key: statistics.median(s[key] for s in setups) for key in setups[0]} if setups else {},
         "kernel_ms": statistics.median(medians),
         "kernel_spread_pct": 100 * (max(medians) - min(medians)) / statistics.median(medians),
-        "rounds": rounds,  # timed rounds per benchmark shape, per job
+        "rounds": rounds,  # per benchmark shape, per job: checked rounds / baseline launches, medians' errors
         "kept": kept,
     }
+
+
+def _rounds(bench) -> str:
+    """ "checked rounds / the baseline's timed launches (median rel. std. errors, %)" at one shape."""
+    c, b = bench.candidate, bench.baseline
+    return f"{c.samples}/{b.samples} ({100 * c.median_rel_std_err:.2f}/{100 * b.median_rel_std_err:.2f}%)"
 
 
 def main() -> None:
@@ -103,7 +109,7 @@ def main() -> None:
             stages = ", ".join(f"{k} {v:.0f}" for k, v in r["stage_ms_p50"].items())
             setup = ", ".join(f"{k} {v:.0f}" for k, v in r["setup_ms_p50"].items())
             print(f"  job stages p50 ms: {stages}; a spare's setup p50 ms: {setup or '-'}", flush=True)
-            print(f"  timed rounds per benchmark shape, per job: {r['rounds']}", flush=True)
+            print(f"  per benchmark shape, per job: checked rounds / baseline launches: {r['rounds']}", flush=True)
 
 
 if __name__ == "__main__":

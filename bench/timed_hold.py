@@ -127,23 +127,19 @@ def time_launches(ctx, launch, hold: str, released: ReleasedHold, seconds: float
 def rounds_per_job(times: list[float], target: float) -> tuple[float, float]:
     """Replay the launches as judge rounds (even ones the candidate, odd ones the baseline), job after job, and
     return the mean rounds a job took under the mean's and the median's stopping rule (the judge's defaults:
-    10 to 100 rounds; no time budget)."""
-    from kernels.samples import enough_rounds, mean_rel_std_err, median_rel_std_err
+    10 to 100 rounds; no time budget), a job ending once both sides' medians are settled."""
+    from kernels.samples import mean_rel_std_err, median_rel_std_err, settled
 
     def jobs(rse) -> float:
         candidate, baseline, taken = [], [], []
         for cand, base in zip(times[0::2], times[1::2], strict=False):
             candidate.append(cand)
             baseline.append(base)
-            if enough_rounds(
-                candidate,
-                baseline,
-                min_rounds=10,
-                max_rounds=100,
-                target_rel_std_err=target,
-                past_budget=False,
-                rel_std_err=rse,
-            ):
+            done = all(
+                settled(side, min_rounds=10, target_rel_std_err=target, rel_std_err=rse)
+                for side in (candidate, baseline)
+            )
+            if done or len(candidate) >= 100:
                 taken.append(len(candidate))
                 candidate, baseline = [], []
         return float(np.mean(taken)) if taken else float("nan")

@@ -49,22 +49,35 @@ def expected_of(problem: Problem, inputs: dict[str, cp.ndarray], sizes: dict[str
 
 
 def expected_after(prepared: Prepared) -> Expected:
-    """Regenerate the inputs from the seed and compute the reference from them. Called only after the
-    candidate has finished, so that no kernel ever runs while the reference exists. The regenerated inputs
-    must match the fingerprints taken before the launch: then the reference is that of exactly the inputs the
-    kernel was given."""
+    """The reference of exactly the inputs the kernel was given, computed only now, after the candidate has
+    finished, so that no kernel ever runs while the reference exists (`inputs_after`)."""
+    return expected_of(prepared.problem, inputs_after(prepared), prepared.sizes)
+
+
+def inputs_after(prepared: Prepared) -> dict[str, cp.ndarray]:
+    """The input set as launched, for the reference, each read input's fingerprint (taken on the host before the
+    launch, with a key the kernel never sees) matched again. Where no output is also an input, the buffers
+    themselves once they match (an input set drawn a second time from the seed, as before, was a third of a
+    memory-bound problem's timed round), with fresh arrays in place of the outputs, which hold the candidate's
+    answer; where one is (GEMM's C, overwritten by the kernel), the set is drawn again from its seed."""
     problem = prepared.problem
-    inputs = prepared.generate()
+    if problem.output_is_input:
+        inputs, source = prepared.generate(), "regenerated from the seed"
+    else:
+        inputs, source = prepared.arrays(), "as launched"
+        for name in problem.outputs:
+            inputs[name] = cp.empty_like(inputs[name])
     drifted = [n for n in read_inputs(problem) if fingerprint(inputs[n], prepared.key) != prepared.fingerprints[n]]
     if drifted:
-        # Generation is deterministic, so only a write into the judge's own device state (CuPy's random
-        # generator, say) gets here; the worker is replaced after a runtime error.
+        # The buffers were checked just before (`inputs.input_faults`), and generation is deterministic, so only a
+        # write into the judge's own device state (CuPy's random generator, say) gets here; the worker is replaced
+        # after a runtime error.
         raise JobFailed(
             Verdict.RUNTIME_ERROR,
-            f"inputs {', '.join(drifted)} regenerated from the seed differ from those launched: device memory "
+            f"inputs {', '.join(drifted)} {source} differ from those fingerprinted before the launch: device memory "
             "of the judge was overwritten during the run",
         )
-    return expected_of(problem, inputs, prepared.sizes)
+    return inputs
 
 
 def baseline_outputs(problem: Problem, prepared: Prepared, returned) -> dict[str, cp.ndarray]:

@@ -2,9 +2,10 @@
 
 Nothing the judge keeps in device memory while a submitted kernel runs can be trusted afterwards: the
 kernel runs in this process's CUDA context and can write anywhere in it. So the reference is computed
-only after the candidate has finished, from inputs regenerated from the seed (`checks.expected_after`),
-and the inputs it was given are checked against fingerprints held on the host (kernels/fingerprint.py),
-not against device copies. The guard bands stay: they name a sloppy out-of-bounds write precisely.
+only after the candidate has finished (`checks.expected_after`), and the inputs it was given are checked
+against fingerprints held on the host (kernels/fingerprint.py), not against device copies: the reference is
+computed from buffers that match them, or from the set drawn again from its seed where the kernel overwrote one.
+The guard bands stay: they name a sloppy out-of-bounds write precisely.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ Order of work (the first failure decides the verdict):
      input fingerprinted on the host; the candidate launched; then the guard bands around every pointer
      argument must be untouched, the const inputs' fingerprints unchanged, and every element of every output
      must match (bit for bit for exact outputs) a reference computed only now, after the candidate,
-     from the inputs regenerated from the seed (kernels can write anywhere in the process's device memory,
-     so nothing device-side that existed during the launch is trusted as a reference or an original);
+     from inputs whose host-side fingerprints match again (kernels can write anywhere in the process's device
+     memory, so nothing device-side that existed during the launch is trusted as a reference or an original
+     unless its fingerprint, keyed by a secret the kernel never sees, says it is unchanged);
   3. timing at each benchmark shape: each round draws a fresh input set and checks the candidate's timed
      outputs the same way (a replayed or skipped computation fails), flushes L2 before each timed launch,
      and times the candidate and the baseline back to back, alternating which goes first; checks and

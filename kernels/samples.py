@@ -57,9 +57,22 @@ def farthest_from_median(samples: list[float]) -> float:
     return float(np.abs(values - median).max() / median)
 
 
+def settled(
+    samples: list[float], *, min_rounds: int, target_rel_std_err: float, rel_std_err=median_rel_std_err
+) -> bool:
+    """Whether one side's median is pinned to the target: STEADY_ROUNDS rounds that all lie within it of their
+    median (a steady kernel), or min_rounds in and the median's relative standard error within it
+    (`rel_std_err`: the mean's rule, for comparison)."""
+    n = len(samples)
+    if n < STEADY_ROUNDS:
+        return False
+    if farthest_from_median(samples) <= target_rel_std_err:
+        return True
+    return n >= min_rounds and rel_std_err(samples) <= target_rel_std_err
+
+
 def enough_rounds(
     candidate_ms: list[float],
-    baseline_ms: list[float],
     *,
     min_rounds: int,
     max_rounds: int,
@@ -67,22 +80,29 @@ def enough_rounds(
     past_budget: bool,
     rel_std_err=median_rel_std_err,
 ) -> bool:
-    """Whether the timed rounds at one shape may stop (each of them was checked, whatever their number):
-    - at max_rounds, or past the time budget once there are STEADY_ROUNDS;
-    - once there are STEADY_ROUNDS and each side's rounds all lie within the target of its median (a steady kernel);
-    - once min_rounds are in and both medians' relative standard errors are within the target (`rel_std_err`: the
-      mean's rule, for comparison)."""
+    """Whether the checked rounds at one shape may stop (every one of them timed the candidate on fresh inputs and
+    was checked): at max_rounds, past the time budget once there are STEADY_ROUNDS, or once the candidate's median
+    is `settled`. The candidate alone decides: each of its rounds costs a fresh input set and a reference, while
+    the library's figure, which is often the noisier one (a 0.1 ms call beside a 100 ms starter), is pinned by
+    launches of its own that cost neither (`baseline_needs_more`)."""
     n = len(candidate_ms)
     if n >= max_rounds:
         return True
     if n < STEADY_ROUNDS:
         return False
-    if past_budget:
-        return True
-    if max(farthest_from_median(candidate_ms), farthest_from_median(baseline_ms)) <= target_rel_std_err:
-        return True
-    worst = max(rel_std_err(candidate_ms), rel_std_err(baseline_ms))
-    return n >= min_rounds and worst <= target_rel_std_err
+    return past_budget or settled(
+        candidate_ms, min_rounds=min_rounds, target_rel_std_err=target_rel_std_err, rel_std_err=rel_std_err
+    )
+
+
+def baseline_needs_more(
+    baseline_ms: list[float], *, min_rounds: int, max_rounds: int, target_rel_std_err: float, past_budget: bool
+) -> bool:
+    """Whether the baseline, after the checked rounds, needs launches of its own to pin its median: until it is
+    `settled`, up to max_rounds in all or the shape's time budget."""
+    if len(baseline_ms) >= max_rounds or past_budget:
+        return False
+    return not settled(baseline_ms, min_rounds=min_rounds, target_rel_std_err=target_rel_std_err)
 
 
 def timing_stats(samples: list[float]) -> TimingStats:

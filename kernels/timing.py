@@ -6,6 +6,11 @@ candidate output the way the correctness stage does, so a replayed or skipped co
 checks and the reference run outside the timed region, and only after both timed launches. The baseline
 writes into the output buffers or returns arrays of its own (a library call without an out= variant); either
 way what it answered is what gets checked, so no extra copy is timed on its side.
+
+The candidate's rounds stop once its own median is pinned (kernels/samples.py `enough_rounds`); the baseline's
+median, where its rounds have not pinned it yet, is pinned by launches of its own on the last round's inputs
+(`_pin_baseline`): a library call of 0.1 ms beside a 100 ms starter costs nothing to time again, where one more
+checked round of the starter costs a launch, an input set and a reference.
 """
 
 from __future__ import annotations
@@ -34,13 +39,13 @@ from kernels.checks import (
 from kernels.inputs import Prepared, build_tensor_maps, input_faults, prepare, run_plan
 from kernels.problems import Problem, Shape, poison_value
 from kernels.results import BenchResult, ResolvedLaunch, Verdict
-from kernels.samples import enough_rounds, timing_stats
+from kernels.samples import baseline_needs_more, enough_rounds, timing_stats
 
 if TYPE_CHECKING:
     from kernels.payloads import JobOptions
 
 PLAUSIBILITY_MARGIN_PCT = 5.0
-WARM_UP_ROUND = -1  # a full round whose times are not recorded
+WARM_UP_ROUND = -1  # the warm-up's input set: the baseline's untimed first launch at the shape
 _ROUND_SEED_OFFSET = 1000  # SeedSequence takes no negative words, and the warm-up round is -1
 
 
@@ -102,6 +107,7 @@ def bench_shape(
     while not _enough(samples, options, deadline):
         prepared = _round(bench, round_no, prepared, samples)
         round_no += 1
+    _pin_baseline(bench, prepared, samples, deadline)
     return _bench_result(bench, samples)
 
 
@@ -115,26 +121,49 @@ def _setup(
 
 
 def _warm_up(bench: _Bench, samples: _Samples) -> Prepared:
-    """One round whose times are not recorded: it pays for each side's first use (module loading, cuBLAS
-    heuristics, CuPy's kernel compilation) and allocates the buffers that the timed rounds then refill in place.
-    Its inputs are checked, its outputs not: no figure comes from it, and the reference of a large shape costs
-    more than the launches (every timed round after it is checked in full)."""
-    return _round(bench, WARM_UP_ROUND, None, samples)
+    """An input set and one untimed launch of the baseline: it pays for the baseline's first use at this shape
+    (cuBLAS heuristics, a library's plan, CuPy's kernel compilation) and allocates the buffers that the timed rounds
+    then refill in place. The candidate has none to pay: its module was loaded and each of its kernels launched at
+    the test shapes, and at a slow starter's 100 ms a launch an untimed round of its own was a tenth of the job. The
+    first timed round draws inputs of its own, so the baseline's answer to these is worth nothing to it."""
+    with samples.part("inputs"):
+        prepared = _input_set(bench, WARM_UP_ROUND, None)
+    with samples.part("launches"):
+        call_baseline(bench.problem, prepared, bench.ctx, bench.baseline)
+    return prepared
 
 
-def _round(bench: _Bench, round_no: int, previous: Prepared | None, samples: _Samples) -> Prepared:
+def _round(bench: _Bench, round_no: int, previous: Prepared, samples: _Samples) -> Prepared:
     """A fresh input set, both sides timed back to back, every timed output checked, printed output capped."""
     with samples.part("inputs"):
         prepared = _input_set(bench, round_no, previous)
     with samples.part("launches"):
         outputs = _interleaved(bench, prepared, round_no, samples)
     with samples.part("checks"):
-        if round_no == WARM_UP_ROUND:
-            _check_inputs(prepared, round_no)
-        else:
-            _check_outputs(bench, prepared, outputs, round_no, samples)
+        _check_outputs(bench, prepared, outputs, round_no, samples)
         check_printed_output()
     return prepared
+
+
+def _pin_baseline(bench: _Bench, prepared: Prepared, samples: _Samples, deadline: float) -> None:
+    """Launches of the baseline alone on the last round's inputs, each timed as in the rounds (L2 flushed before
+    it), until its median is pinned (`samples.baseline_needs_more`), within the shape's time budget or a quarter
+    of it past the rounds, whichever ends later. Its answers need no check here (it answered right in the rounds)
+    and may stay in device memory: the candidate does not run at this shape again."""
+    options = bench.options
+    until = max(deadline, time.perf_counter() + options.time_budget_s / 4)
+    returned: dict = {}
+    _, baseline = _sides(bench, prepared, returned)
+    with samples.part("baseline_alone"):
+        while baseline_needs_more(
+            samples.baseline_ms,
+            min_rounds=options.min_rounds,
+            max_rounds=options.max_rounds,
+            target_rel_std_err=options.target_rel_std_err,
+            past_budget=time.perf_counter() > until,
+        ):
+            samples.baseline_ms.append(bench.ctx.time_ms(baseline))
+            returned.clear()
 
 
 def _input_set(bench: _Bench, round_no: int, previous: Prepared | None) -> Prepared:
@@ -163,8 +192,7 @@ def _sides(bench: _Bench, prepared: Prepared, returned: dict) -> tuple[Callable[
 
 def _candidate_first(round_no: int) -> bool:
     """Alternate which side goes first, so that whatever running second costs or gains (the state the
-    other side leaves behind) falls on both alike. Round -1, the warm-up, puts the baseline first; round 0
-    the candidate."""
+    other side leaves behind) falls on both alike: round 0 puts the candidate first."""
     return round_no % 2 == 0
 
 
@@ -186,9 +214,7 @@ def _interleaved(
     for position, (launch, times_ms, who) in enumerate(order):
         if position:
             prepared.reset_outputs()
-        elapsed_ms = bench.ctx.time_ms(launch)
-        if round_no != WARM_UP_ROUND:
-            times_ms.append(elapsed_ms)
+        times_ms.append(bench.ctx.time_ms(launch))
         own_arrays = who == "baseline" and returned.get("baseline") is not None
         if who == "candidate":
             outs = prepared.outputs()
@@ -240,21 +266,19 @@ def _check_outputs(
         if not check.passed:
             verdict = Verdict.WRONG_ANSWER if who == "candidate" else Verdict.INTERNAL_ERROR
             raise JobFailed(verdict, f"{who} output of timed round {round_no + 1} is wrong: {check.message}")
-        if who == "candidate" and round_no != WARM_UP_ROUND:
+        if who == "candidate":
             samples.worst_rel_err = max(samples.worst_rel_err, check.rel_err)
 
 
 def _check_inputs(prepared: Prepared, round_no: int) -> None:
     fault = input_faults(prepared)
     if fault:
-        where = "the warm-up round" if round_no == WARM_UP_ROUND else f"timed round {round_no + 1}"
-        raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in {where}: {fault}")
+        raise JobFailed(Verdict.WRONG_ANSWER, f"candidate in timed round {round_no + 1}: {fault}")
 
 
 def _enough(samples: _Samples, options: JobOptions, deadline: float) -> bool:
     return enough_rounds(
         samples.candidate_ms,
-        samples.baseline_ms,
         min_rounds=options.min_rounds,
         max_rounds=options.max_rounds,
         target_rel_std_err=options.target_rel_std_err,

@@ -3,7 +3,9 @@
     python -m kernels.tools.precision        (on a GPU)
 
 Rows: cuBLAS in the problem's own precision (must pass), cuBLAS with TF32 operands (must fail sgemm), and
-FP16 accumulation (must fail hgemm). The GPU tests assert the same; this prints the margins.
+FP16 accumulation (must fail hgemm). The GPU tests assert the same; this prints the margins. Then the attention
+check's own reference: computed in FP32 on the GPU (kernels/problems/attention/reference.py, CHECK_DTYPE), its
+distance from the float64 reference at benchmark-length rows, in tolerances (must stay under 1/50: no TF32).
 """
 
 from __future__ import annotations
@@ -108,6 +110,37 @@ def measure_job(payload=None) -> list[dict]:
     return measure()
 
 
+ATTENTION_SHAPES = [
+    {"batch": 1, "heads": 2, "seq": 4096, "head_dim": 128, "causal": 1},
+    {"batch": 1, "heads": 1, "seq": 16384, "head_dim": 128, "causal": 0},
+]
+
+
+def attention_check_reference(shapes=ATTENTION_SHAPES) -> list[dict]:
+    """The FP32 reference the attention checks use against float64's on the GPU: the worst element's error in its
+    own scale (as the element-wise check measures it) and the norm's, each over the tolerance."""
+    gpu.context()
+    problem = problems.load("attention")
+    module = problem.module()
+    rows = []
+    for sizes in shapes:
+        inputs = module.make_inputs(sizes, input_generator(11), problem.params)
+        fast, _ = module.reference_and_element_scale(inputs, sizes, problem.params)
+        exact, exact_scale = module._attend(inputs, sizes, "float64")
+        floor = cp.sqrt(cp.mean(exact**2))
+        worst = float((cp.abs(fast - exact) / cp.maximum(exact_scale, floor)).max())
+        norm = float(cp.linalg.norm(fast - exact) / cp.linalg.norm(exact))
+        tol = problem.tolerance(sizes)
+        rows.append({"sizes": sizes, "worst_in_tolerances": worst / tol, "norm_in_tolerances": norm / tol})
+        del fast, exact, exact_scale
+    return rows
+
+
+def attention_check_reference_job(payload=None) -> list[dict]:
+    """For a sandboxed worker (the GPU tests)."""
+    return attention_check_reference()
+
+
 def main() -> None:
     print(f"{'problem':8} {'M x N x K':>16} {'variant':26} {'rel_err':>9} {'tolerance':>9}  verdict")
     for row in measure():
@@ -115,6 +148,11 @@ def main() -> None:
         print(
             f"{row['problem']:8} {shape:>16} {row['variant']:26} {row['rel_err']:9.2e} {row['tolerance']:9.2e}  "
             f"{'pass' if row['passed'] else 'FAIL'}"
+        )
+    for row in attention_check_reference():
+        print(
+            f"attention {row['sizes']}: FP32 check reference vs float64, worst element "
+            f"{row['worst_in_tolerances']:.4f} tolerances, norm {row['norm_in_tolerances']:.5f}"
         )
 
 

@@ -123,6 +123,22 @@ def test_the_reference_is_attention_computed_row_by_row_in_float64(causal):
         np.testing.assert_array_equal(ref[:, :, 0], v[:, :, 0])
 
 
+@pytest.mark.parametrize("index", [i for i, t in enumerate(PROBLEM.tests) if t.sizes["seq"] >= 1000])
+def test_the_checks_fp32_reference_is_far_inside_the_tolerance_of_float64(index):
+    # The judge checks against the FP32 path (reference_and_element_scale): its error, element by element in each
+    # element's own scale as the check measures it, must stay far inside the tolerance, hot rows and all.
+    shape = PROBLEM.tests[index]
+    sizes = shape.sizes
+    inputs = inputs_of(shape)
+    exact, exact_scale = MODULE.reference(inputs, sizes, PROBLEM.params), MODULE.element_scale(inputs, sizes, {})
+    fast, fast_scale = MODULE.reference_and_element_scale(inputs, sizes, PROBLEM.params)
+    assert fast.dtype == np.float32 and MODULE.CHECK_DTYPE == "float32"
+    error = np.abs(fast - exact) / np.maximum(exact_scale, np.sqrt(np.mean(exact**2)))
+    assert error.max() < PROBLEM.tolerance(sizes) / 50, (error.max(), PROBLEM.tolerance(sizes))
+    assert np.abs(fast_scale - exact_scale).max() < 1e-4 * exact_scale.max()
+    assert np.linalg.norm(fast - exact) / np.linalg.norm(exact) < PROBLEM.tolerance(sizes) / 100
+
+
 @pytest.mark.parametrize("index", range(len(PROBLEM.tests)))
 def test_inputs_have_logits_that_overflow_fp32_without_the_shift(index):
     shape = PROBLEM.tests[index]

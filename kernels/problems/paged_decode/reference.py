@@ -93,13 +93,14 @@ def make_inputs(sizes, rng, params):
     cache_shape = (num_pages, PAGE_SIZE, kv_heads, HEAD_DIM)
     k = dtypes.uniform(rng, cache_shape, "float32")
     v = dtypes.uniform(rng, cache_shape, "float32")
-    # Garbage past each context in its last page (no other sequence owns those slots: shared pages are full).
-    tail = lens % PAGE_SIZE
-    for s in np.nonzero(tail)[0]:
-        page = int(table[s, lens[s] // PAGE_SIZE])
-        count = PAGE_SIZE - int(tail[s])
-        k[page, tail[s] :] = dtypes.uniform(rng, (count, kv_heads, HEAD_DIM), "float32", -TAIL_GARBAGE, TAIL_GARBAGE)
-        v[page, tail[s] :] = dtypes.uniform(rng, (count, kv_heads, HEAD_DIM), "float32", -TAIL_GARBAGE, TAIL_GARBAGE)
+    # Garbage past each context in its last page (no other sequence owns those slots: shared pages are full), all
+    # sequences' stale slots in one draw and one scatter each for K and V.
+    pages, slots = _stale_slots(lens, table)
+    if pages.size:
+        stale = (pages.size, kv_heads, HEAD_DIM)
+        pages, slots = xp.asarray(pages), xp.asarray(slots)
+        k[pages, slots] = dtypes.uniform(rng, stale, "float32", -TAIL_GARBAGE, TAIL_GARBAGE)
+        v[pages, slots] = dtypes.uniform(rng, stale, "float32", -TAIL_GARBAGE, TAIL_GARBAGE)
     return {
         "q": dtypes.bf16_from_f32(q),
         "k_cache": dtypes.bf16_from_f32(k),
@@ -110,8 +111,20 @@ def make_inputs(sizes, rng, params):
     }
 
 
+def _stale_slots(lens, table):
+    """(page, slot) of every slot past a context in its last page, as two NumPy int64 arrays."""
+    tail = lens % PAGE_SIZE
+    ends = np.nonzero(tail)[0]
+    counts = PAGE_SIZE - tail[ends]
+    seq = np.repeat(ends, counts)
+    first = np.repeat(tail[ends], counts)
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    pages = table[seq, lens[seq] // PAGE_SIZE].astype(np.int64)
+    return pages, (first + within).astype(np.int64)
+
+
 def reference(inputs, sizes, params):
-    """Sequence by sequence, in float64: the context's K and V rows gathered through the block table."""
+    """In float64: each context's K and V rows gathered through the block table, the padding past it masked."""
     return _attend(inputs, sizes, params)[0]
 
 
@@ -126,31 +139,59 @@ def reference_and_element_scale(inputs, sizes, params):
     return _attend(inputs, sizes, params)
 
 
+# The reference attends to a batch of sequences at once, their contexts padded to the batch's longest and masked:
+# each batch's K and V in float64 stay within this many bytes (sequences sorted by length, so that a batch pads
+# little). One Python step per sequence, a dozen small array operations each, was most of a timed round.
+REFERENCE_BATCH_BYTES = 1 << 30
+
+
 def _attend(inputs, sizes, params):
+    """Attention of every sequence through its block table in float64, and the same weights applied to |V|."""
     xp = dtypes.xp_of(inputs["q"])
     heads, kv_heads = sizes["heads"], sizes["kv_heads"]
     group = heads // kv_heads
     scale = float(np.float32(params["scale"]))  # the kernel is given the scale as an FP32 value
-    lens = _host(inputs["context_lens"])
-    table = _host(inputs["block_table"])
+    lens = _host(inputs["context_lens"]).astype(np.int64)
+    table = _host(inputs["block_table"]).astype(np.int64)
     q = dtypes.f32_from_bf16(inputs["q"]).astype(xp.float64)
-    k_cache, v_cache = inputs["k_cache"], inputs["v_cache"]
     out = xp.empty(q.shape, dtype=xp.float64)
     scale_out = xp.empty(q.shape, dtype=xp.float64)
-    for s in range(sizes["num_seqs"]):
-        n = int(lens[s])
-        pages = xp.asarray(table[s, : (n + PAGE_SIZE - 1) // PAGE_SIZE].astype(np.int64))
-        # [tokens, kv_heads, 128] -> [kv_heads, tokens, 128], the first n tokens of the gathered pages
-        k = dtypes.f32_from_bf16(k_cache[pages]).reshape(-1, kv_heads, HEAD_DIM)[:n].astype(xp.float64)
-        v = dtypes.f32_from_bf16(v_cache[pages]).reshape(-1, kv_heads, HEAD_DIM)[:n].astype(xp.float64)
-        k, v = k.transpose(1, 0, 2), v.transpose(1, 0, 2)
-        qs = q[s].reshape(kv_heads, group, HEAD_DIM)
-        logits = scale * (qs @ k.transpose(0, 2, 1))  # [kv_heads, group, n]
-        weights = xp.exp(logits - logits.max(axis=2, keepdims=True))
-        total = weights.sum(axis=2, keepdims=True)
-        out[s] = ((weights @ v) / total).reshape(heads, HEAD_DIM)
-        scale_out[s] = ((weights @ xp.abs(v)) / total).reshape(heads, HEAD_DIM)
+    for batch in _batches(lens, kv_heads):
+        tokens = int(lens[batch].max())
+        pages = (tokens + PAGE_SIZE - 1) // PAGE_SIZE
+        # Entries past a sequence's pages are poison: any page will do, its tokens are masked.
+        chosen = xp.asarray(np.where(table[batch, :pages] == POISON_PAGE, 0, table[batch, :pages]))
+        k, v = (_gathered(inputs[name], chosen, tokens, kv_heads) for name in ("k_cache", "v_cache"))
+        qs = q[xp.asarray(batch)].reshape(len(batch), kv_heads, group, HEAD_DIM)
+        logits = scale * (qs @ k.transpose(0, 1, 3, 2))  # [batch, kv_heads, group, tokens]
+        past = xp.asarray(np.arange(tokens)[None, :] >= lens[batch][:, None])[:, None, None, :]
+        logits = xp.where(past, -xp.inf, logits)  # every context has a token: each row keeps a finite maximum
+        weights = xp.exp(logits - logits.max(axis=3, keepdims=True))
+        total = weights.sum(axis=3, keepdims=True)
+        where = xp.asarray(batch)
+        out[where] = ((weights @ v) / total).reshape(len(batch), heads, HEAD_DIM)
+        scale_out[where] = ((weights @ xp.abs(v)) / total).reshape(len(batch), heads, HEAD_DIM)
     return out, scale_out
+
+
+def _batches(lens, kv_heads):
+    """Sequence indices in batches, shortest contexts first, each batch's padded K (float64) within the budget."""
+    per_token = kv_heads * HEAD_DIM * 8
+    batches, batch = [], []
+    for s in np.argsort(lens, kind="stable"):
+        if batch and (len(batch) + 1) * int(lens[s]) * per_token > REFERENCE_BATCH_BYTES:
+            batches.append(np.asarray(batch))
+            batch = []
+        batch.append(int(s))
+    if batch:
+        batches.append(np.asarray(batch))
+    return batches
+
+
+def _gathered(cache, pages, tokens, kv_heads):
+    """A batch's first `tokens` cache rows through its block-table rows, in float64: [batch, kv_heads, tokens, 128]."""
+    rows = dtypes.f32_from_bf16(cache[pages]).reshape(pages.shape[0], -1, kv_heads, HEAD_DIM)[:, :tokens]
+    return rows.astype("float64").transpose(0, 2, 1, 3)
 
 
 def baseline(inputs, out, sizes, params, ctx):

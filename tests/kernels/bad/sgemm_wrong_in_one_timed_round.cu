@@ -1,7 +1,8 @@
 // Expected: wrong_answer in the timed rounds, whichever round it picks. Right at every test shape and in every
-// launch at the benchmark shape (M = 4096) but one: the launch of timed round WRONG_IN_TIMED_ROUND (the warm-up
-// round is launch 0 there) adds 1 to every element. tests/kernels/test_gpu.py sets the round; every timed round
-// is checked, so the judge must catch it in the first, the third and the last.
+// launch at the benchmark shape (M = 4096) but one: the launch of timed round WRONG_IN_TIMED_ROUND adds 1 to every
+// element (the first launch there is timed round 1's: the warm-up launches only the baseline).
+// tests/kernels/test_gpu.py sets the round; every timed round is checked, so the judge must catch it in the first,
+// the third and the last.
 #define WRONG_IN_TIMED_ROUND 1
 #define BENCH_M 4096
 
@@ -13,7 +14,7 @@ extern "C" __global__ void sgemm_late(int M, int N, int K, float alpha, const fl
     if (row >= M || col >= N) return;
     float acc = 0.f;
     for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
-    bool wrong = M == BENCH_M && bench_launches == WRONG_IN_TIMED_ROUND;
+    bool wrong = M == BENCH_M && bench_launches == WRONG_IN_TIMED_ROUND - 1;
     C[row * N + col] = alpha * acc + beta * C[row * N + col] + (wrong ? 1.f : 0.f);
 }
 
