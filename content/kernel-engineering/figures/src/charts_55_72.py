@@ -1207,6 +1207,514 @@ def f66_stream_k():
     return f
 
 
+# ---------------------------------------------------------------- capsule 67
+
+
+@figure
+def f67_layout_offsets():
+    f = Fig(
+        "67-layout-offsets", 470,
+        "Three CuTe layouts of a 4 by 8 tile, each cell showing its offset",
+        "Three 4 by 8 grids whose cells hold the offset the layout maps that coordinate to. Row-major (4,8):(8,1): "
+        "row i holds 8i to 8i + 7. Column-major (4,8):(1,4): column j holds 4j to 4j + 3. Hierarchical "
+        "((2,2),8):((1,16),2): the row mode is itself a layout of two pairs, so rows 0 to 3 start at offsets 0, 1, "
+        "16 and 17, and each step along a row adds 2.",
+    )
+    f.heading("A layout maps coordinates to offsets")
+    panels = [("(4,8):(8,1), row-major", lambda i, j: 8 * i + j, BLUE, BLUE_S),
+              ("(4,8):(1,4), column-major", lambda i, j: i + 4 * j, GREEN, GREEN_S),
+              ("((2,2),8):((1,16),2), hierarchical", lambda i, j: (i % 2) + 16 * (i // 2) + 2 * j, PURPLE, PURPLE_S)]
+    cw, ch = 54, 24
+    for k, (label, fn, fill, stroke) in enumerate(panels):
+        y0 = 58 + k * 138
+        f.t(16, y0, label, size=15, bold=True)
+        for i in range(4):
+            for j in range(8):
+                x, y = 24 + j * cw, y0 + 10 + i * ch
+                f.r(x, y, cw, ch, fill if (i + j) % 2 == 0 else "#ffffff", stroke, sw=0.8)
+                f.t(x + cw / 2, y + 18, str(fn(i, j)), size=14, anchor="middle")
+    return f
+
+
+@figure
+def f67_zipped_divide():
+    f = Fig(
+        "67-zipped-divide", 380,
+        "zipped_divide of a 4 by 8 layout by a 2 by 4 tile",
+        "The 4 by 8 matrix divided into 2 by 4 tiles. Each cell shows two indices: the tile, numbered 0 to 3 "
+        "column-major over the 2 by 2 grid of tiles, and the element inside the tile, numbered 0 to 7 column-major. "
+        "zipped_divide gathers them into a layout of shape ((2,4),(2,2)): the first mode indexes the eight elements "
+        "of a tile, the second the four tiles.",
+    )
+    f.heading("zipped_divide((4,8), (2,4)) → ((2,4),(2,2))")
+    cols = [(BLUE, BLUE_S), (GREEN, GREEN_S), (ORANGE, ORANGE_S), (PURPLE, PURPLE_S)]
+    cw, ch = 54, 44
+    x0, y0 = 24, 56
+    for i in range(4):
+        for j in range(8):
+            ti, tj = i // 2, j // 4
+            tile = ti + 2 * tj
+            elem = (i % 2) + 2 * (j % 4)
+            fill, stroke = cols[tile]
+            x, y = x0 + j * cw, y0 + i * ch
+            f.r(x, y, cw, ch, fill, stroke, sw=0.8)
+            f.t(x + cw / 2, y + 19, f"T{tile}", size=14, anchor="middle", bold=True)
+            f.t(x + cw / 2, y + 37, f"e{elem}", size=14, anchor="middle")
+    f.l(x0 + 4 * cw, y0, x0 + 4 * cw, y0 + 4 * ch, sw=3)
+    f.l(x0, y0 + 2 * ch, x0 + 8 * cw, y0 + 2 * ch, sw=3)
+    f.t(16, 270, "mode 0, (2,4): element e0..e7 inside a tile", size=15)
+    f.t(16, 294, "mode 1, (2,2): tile T0..T3 of the grid", size=15)
+    f.t(16, 334, "local_tile(gA, tile, coord) picks one T:", size=15, bold=True)
+    f.t(16, 358, "the tile that block coord owns.", size=15)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 68
+
+
+@figure
+def f68_async_error():
+    f = Fig(
+        "68-async-error", 400,
+        "Where an asynchronous kernel error is reported, with and without blocking launches",
+        "Top, default: the host enqueues kernels A, B and C and carries on; kernel B faults on the GPU, but the "
+        "error is raised only at the next call that synchronises, an unrelated torch.cat, with a stack trace that "
+        "points there. Bottom, with CUDA_LAUNCH_BLOCKING=1: every launch waits for its kernel, so the error is raised "
+        "at the launch of B and the trace points at the operation that caused it.",
+    )
+    f.heading("Where does the error surface?")
+    def row(y, label, segs):
+        f.t(16, y + 18, label, size=14)
+        for x, w, text, fill, stroke in segs:
+            f.r(x, y, w, 26, fill, stroke, sw=1)
+            if text:
+                f.t(x + w / 2, y + 18, text, size=14, anchor="middle")
+    f.t(16, 62, "default (asynchronous)", size=15, bold=True)
+    row(74, "host", [(70, 44, "A", LIGHT, GREY), (118, 44, "B", LIGHT, GREY), (166, 44, "C", LIGHT, GREY),
+                     (214, 140, "more Python", "#ffffff", RULE), (358, 106, "torch.cat", RED, RED_S)])
+    row(108, "GPU", [(90, 80, "A", BLUE, BLUE_S), (172, 80, "B: fault", RED, RED_S),
+                     (254, 80, "C (fails)", LIGHT, GREY)])
+    f.t(464, 160, "error raised here, trace points here", size=14, anchor="end", fill=RED_S, bold=True)
+    f.l(16, 182, W - 16, 182, stroke=RULE)
+    f.t(16, 214, "CUDA_LAUNCH_BLOCKING=1", size=15, bold=True)
+    row(226, "host", [(70, 96, "A + wait", LIGHT, GREY), (170, 96, "B + wait", RED, RED_S)])
+    row(260, "GPU", [(70, 90, "A", BLUE, BLUE_S), (170, 90, "B: fault", RED, RED_S)])
+    f.t(16, 318, "The error is raised at B's launch.", size=15, bold=True)
+    f.t(16, 342, "Blind spots: unchecked <<<...>>> launches, and", size=15)
+    f.t(16, 366, "CUDA graphs: only the replay fails.", size=15)
+    return f
+
+
+@figure
+def f68_error_patterns():
+    f = Fig(
+        "68-error-patterns", 330,
+        "Three shapes of error in an output tile and what they usually mean",
+        "Three schematic maps of where an output differs from its reference. Left: errors only in the last rows and "
+        "columns, which points at boundary handling. Middle: a regular stripe repeating every 64 elements, which "
+        "points at a tile or swizzle mistake. Right: isolated elements at random places, which points at a race. "
+        "Illustrations, not measurements.",
+    )
+    f.heading("Plot the error: its shape names the bug")
+    n, c = 16, 8.5
+    import random
+    rnd = random.Random(68)
+    races = {(rnd.randrange(n), rnd.randrange(n)) for _ in range(9)}
+    panels = [("boundary", "last rows / columns", lambda i, j: i >= 14 or j >= 14),
+              ("tile or swizzle", "stripe every 64", lambda i, j: j % 8 == 5),
+              ("race", "random, isolated", lambda i, j: (i, j) in races)]
+    for k, (title, sub, bad) in enumerate(panels):
+        x0, y0 = 16 + k * 156, 56
+        for i in range(n):
+            for j in range(n):
+                f.r(x0 + j * c, y0 + i * c, c, c, RED_S if bad(i, j) else LIGHT, "#ffffff", sw=0.5)
+        f.t(x0, y0 + n * c + 26, title, size=15, bold=True)
+        f.t(x0, y0 + n * c + 48, sub, size=14)
+    f.t(16, 270, "Each square: 8 x 8 output elements (schematic).", size=14, fill=GREY)
+    f.t(16, 300, "Localise first: the first layer that diverges.", size=15)
+    return f
+
+
+@figure
+def f68_caching_allocator():
+    f = Fig(
+        "68-caching-allocator", 350,
+        "Why memcheck misses an overrun under PyTorch's caching allocator",
+        "Top: with the caching allocator, tensors A and B are slices of one large pooled block; a kernel that writes "
+        "past the end of A lands in B, still inside a valid allocation, so compute-sanitizer's memcheck sees "
+        "nothing wrong. Bottom: with PYTORCH_NO_CUDA_MEMORY_CACHING=1 each tensor is its own allocation, and the same "
+        "overrun falls outside any allocation, where memcheck reports it.",
+    )
+    f.heading("An overrun past the end of tensor A")
+    f.t(16, 62, "caching allocator (default)", size=15, bold=True)
+    f.r(16, 74, 448, 44, "#ffffff", GREY, dash="5 3")
+    f.box(24, 80, 180, 32, "tensor A", BLUE, BLUE_S)
+    f.box(206, 80, 180, 32, "tensor B", GREEN, GREEN_S)
+    f.r(206, 80, 40, 32, RED, RED_S)
+    f.t(16, 142, "overrun lands in B, a valid address:", size=15)
+    f.t(16, 164, "memcheck silent, B corrupted", size=15, bold=True, fill=RED_S)
+    f.l(16, 184, W - 16, 184, stroke=RULE)
+    f.t(16, 214, "PYTORCH_NO_CUDA_MEMORY_CACHING=1", size=15, bold=True)
+    f.box(16, 226, 180, 32, "tensor A", BLUE, BLUE_S)
+    f.r(198, 226, 40, 32, RED, RED_S)
+    f.box(280, 226, 180, 32, "tensor B", GREEN, GREEN_S)
+    f.t(16, 290, "overrun falls outside any allocation:", size=15)
+    f.t(16, 312, "memcheck reports thread, address, line", size=15, bold=True, fill=GREEN_S)
+    f.r(300, 282, 14, 14, RED, RED_S)
+    f.t(320, 294, "bytes overrun", size=14)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 69
+
+
+@figure
+def f69_levels():
+    f = Fig(
+        "69-levels", 300,
+        "KernelBench's tasks by level",
+        "Bars of task counts: Level 1, single operators, 100 tasks; Level 2, fusion patterns, 100; Level 3, full "
+        "architectures, 50; and the later Level 4, whole models from Hugging Face, 20. The original release has "
+        "the first three levels, 250 tasks.",
+    )
+    f.heading("KernelBench: 250 tasks in three levels")
+    hbars(f, 16, 62, [
+        ("Level 1: single operators", 100, "100", BLUE, BLUE_S),
+        ("Level 2: fusion patterns", 100, "100", GREEN, GREEN_S),
+        ("Level 3: full architectures", 50, "50", PURPLE, PURPLE_S),
+        ("Level 4 (later): whole models", 20, "20", LIGHT, GREY),
+    ], 100, width=380)
+    f.t(16, 286, "Baselines: PyTorch eager, or torch.compile.", size=14, fill=GREY)
+    return f
+
+
+@figure
+def f69_fastp():
+    f = Fig(
+        "69-fastp", 360,
+        "fast_p against p for two hypothetical models",
+        "Step curves of fast_p, the fraction of tasks correct and faster than p times the reference, on a "
+        "logarithmic axis of p from 0.5 to 20. Model A is correct everywhere at 1.05 times: fast_p is 1 up to "
+        "p = 1.05, then 0, so fast_1 is 1 and fast_1.1 is 0. Model B is 10 times faster on a tenth of the tasks and "
+        "fails elsewhere: fast_p is 0.1 up to p = 10. The examples are the capsule's own, not measurements.",
+    )
+    f.heading("fast_p is a count: read the whole curve")
+    x0, x1, y0, y1 = 56, 450, 280, 60
+    lo, hi = math.log10(0.5), math.log10(20)
+    def X(p):
+        return x0 + (x1 - x0) * (math.log10(p) - lo) / (hi - lo)
+    def Y(v):
+        return y0 + (y1 - y0) * v
+    for v in (0, 0.25, 0.5, 0.75, 1):
+        f.l(x0, Y(v), x1, Y(v), stroke=RULE)
+        f.t(x0 - 8, Y(v) + 5, f"{v:g}", size=14, anchor="end")
+    for p in (0.5, 1, 2, 5, 10, 20):
+        f.l(X(p), y0, X(p), y0 + 5)
+        f.t(X(p), y0 + 22, f"{p:g}", size=14, anchor="middle")
+    f.t(x1, y0 + 44, "threshold p (log scale)", size=14, anchor="end")
+    f.l(x0, y0, x1, y0)
+    f.l(x0, y0, x0, y1)
+    f.p(f"M {fmt(X(0.5))} {fmt(Y(1))} L {fmt(X(1.05))} {fmt(Y(1))} L {fmt(X(1.05))} {fmt(Y(0))} "
+        f"L {fmt(X(20))} {fmt(Y(0))}", stroke=BLUE_S, sw=3)
+    f.p(f"M {fmt(X(0.5))} {fmt(Y(0.1))} L {fmt(X(10))} {fmt(Y(0.1))} L {fmt(X(10))} {fmt(Y(0))}",
+        stroke=ORANGE_S, sw=3, dash="7 4")
+    f.t(X(1.15), Y(0.93), "A: 1.05x on every task", size=14, fill=BLUE_S, bold=True)
+    f.t(X(1.15), Y(0.18), "B: 10x on a tenth, fails elsewhere", size=14, fill=ORANGE_S, bold=True)
+    return f
+
+
+@figure
+def f69_speed_of_light():
+    f = Fig(
+        "69-speed-of-light", 290,
+        "A ReLU's speed of light rules out a claimed 5x speed-up",
+        "Bars in microseconds for a ReLU over 4096 by 4096 FP32 values, 134 MB moved at least: the bound at about "
+        "4.2 TB/s is 32 microseconds; if PyTorch takes 36, no correct kernel can be even 2 times faster, and a "
+        "claimed 5 times speed-up would mean 7.2 microseconds, far below the bound: a bug in the kernel or the "
+        "harness.",
+    )
+    f.heading("ReLU, 4096 x 4096 FP32: 134 MB moved")
+    hbars(f, 16, 62, [
+        ("PyTorch (example)", 36, "36 µs", LIGHT, GREY),
+        ("speed of light at 4.2 TB/s", 32, "32 µs", GREEN, GREEN_S),
+        ("a claimed 5x speed-up", 7.2, "7.2 µs: impossible", RED, RED_S),
+    ], 36, width=340)
+    f.t(16, 236, "Best possible: 36 / 32 = 1.125x.", size=15, bold=True)
+    f.t(16, 262, "Larger claims are bugs to find.", size=15)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 70
+
+
+@figure
+def f70_swe_bench():
+    f = Fig(
+        "70-swe-bench", 260,
+        "SWE-bench Lite solved by one open model with one and with 250 samples",
+        "Bars from Large Language Monkeys: one open model solved 15.9 percent of SWE-bench Lite issues with one "
+        "sample and 56 percent with 250, above the single-attempt state of the art of the time, 43 percent. With a "
+        "verifier to pick the passing sample, coverage becomes accuracy.",
+    )
+    f.heading("SWE-bench Lite: % of issues solved")
+    hbars(f, 16, 62, [
+        ("one open model, 1 sample", 15.9, "15.9%", LIGHT, GREY),
+        ("the same model, 250 samples", 56, "56%", GREEN, GREEN_S),
+        ("single-attempt state of the art then", 43, "43%", BLUE, BLUE_S),
+    ], 60, width=380)
+    f.t(16, 240, "Where a verifier exists, coverage becomes accuracy.", size=14, fill=GREY)
+    return f
+
+
+@figure
+def f70_search_shapes():
+    f = Fig(
+        "70-search-shapes", 460,
+        "Four shapes of test-time search over kernels",
+        "Four small diagrams. Independent sampling: k attempts from the same prompt, the best verified one kept. "
+        "Refinement: a chain in which each attempt gets the verifier's feedback on the previous one. Beam search: "
+        "branch several refinements from the best few kernels, keep the best few, branch again. Evolution: a "
+        "population from which new candidates are mutated from one parent or combine two, selection keeping both "
+        "fast and different kernels.",
+    )
+    f.heading("Ways to spend samples")
+    quads = [(16, 44, "independent samples"), (248, 44, "refinement chain"),
+             (16, 250, "beam search"), (248, 250, "evolution")]
+    for x, y, label in quads:
+        f.r(x, y, 216, 196, "#ffffff", RULE, rx=6)
+        f.t(x + 10, y + 24, label, size=15, bold=True)
+    # independent
+    x, y = 16, 44
+    f.c(x + 108, y + 56, 11, LIGHT, GREY)
+    for i in range(5):
+        cx = x + 28 + i * 40
+        f.l(x + 108, y + 67, cx, y + 130, stroke=GREY)
+        best = i == 3
+        f.c(cx, y + 140, 11, GREEN if best else BLUE, GREEN_S if best else BLUE_S)
+    f.t(x + 10, y + 182, "keep the best verified", size=14)
+    # chain
+    x, y = 248, 44
+    for i in range(4):
+        cx = x + 30 + i * 50
+        f.c(cx, y + 90, 11, GREEN if i == 3 else BLUE, GREEN_S if i == 3 else BLUE_S)
+        if i:
+            f.l(cx - 39, y + 90, cx - 13, y + 90, arrow=True)
+    f.t(x + 10, y + 140, "each attempt sees the", size=14)
+    f.t(x + 10, y + 160, "verifier's feedback", size=14)
+    # beam
+    x, y = 16, 250
+    levels = [[108], [48, 108, 168], [28, 68, 148, 188]]
+    keep = [[0], [0, 2], [2]]
+    for li, xs in enumerate(levels):
+        for k, cx in enumerate(xs):
+            cy = y + 52 + li * 50
+            f.c(x + cx, cy, 10, GREEN if k in keep[li] else LIGHT, GREEN_S if k in keep[li] else GREY)
+    for a, b in ((108, 48), (108, 108), (108, 168)):
+        f.l(x + a, y + 62, x + b, y + 92, stroke=GREY)
+    for a, b in ((48, 28), (48, 68), (168, 148), (168, 188)):
+        f.l(x + a, y + 112, x + b, y + 142, stroke=GREY)
+    f.t(x + 10, y + 186, "green: kept; branch again", size=14)
+    # evolution
+    x, y = 248, 250
+    pts = [(40, 60), (90, 50), (150, 64), (60, 110), (120, 100), (180, 112), (96, 150)]
+    for i, (px, py) in enumerate(pts):
+        f.c(x + px, y + py, 10, PURPLE if i < 6 else GREEN, PURPLE_S if i < 6 else GREEN_S)
+    f.l(x + 60, y + 120, x + 92, y + 141, stroke=GREY, arrow=True)
+    f.l(x + 120, y + 110, x + 100, y + 140, stroke=GREY, arrow=True)
+    f.t(x + 10, y + 186, "mutate or combine", size=14)
+    return f
+
+
+@figure
+def f70_feedback():
+    f = Fig(
+        "70-feedback", 400,
+        "The verifier's three stages and the feedback each returns to the model",
+        "Three stages in order, compile, test and time, and what each can return to the model, in rising order of "
+        "information: compiler errors that say exactly what to fix; a mismatch report with the worst element, its "
+        "index and the expected value; and the measured time and speed-up, best with profiler output such as "
+        "achieved bandwidth, occupancy and the top stall reasons.",
+    )
+    f.heading("Verifier stages and their feedback")
+    stages = [("compile", ["compiler errors: exactly", "what to fix"], LIGHT, GREY),
+              ("test", ["mismatch: worst element,", "index, expected value"], BLUE, BLUE_S),
+              ("time", ["speed-up, bandwidth, occupancy,", "top stall reasons (profiler)"], GREEN, GREEN_S)]
+    for i, (name, lines, fill, stroke) in enumerate(stages):
+        y = 50 + i * 104
+        f.box(16, y, 110, 64, name, fill, stroke, bold_first=True)
+        f.l(128, y + 32, 150, y + 32, arrow=True)
+        f.box(152, y, 270, 64, lines, "#ffffff", stroke, size=14)
+        if i < 2:
+            f.l(71, y + 66, 71, y + 100, arrow=True)
+    f.l(446, 56, 446, 366, arrow=True, sw=2)
+    f.t(16, 380, "Information rises down the list; time is the reward.", size=14, fill=GREY)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 71
+
+
+@figure
+def f71_results():
+    f = Fig(
+        "71-results", 420,
+        "The five CRFM results as generated time over PyTorch time, by source of the gain",
+        "Bars of performance relative to PyTorch on an L40S in FP32, with 100 percent marked: Matmul 101.3 percent "
+        "and Softmax 111.8, near the library; Conv2D 179.9, a convolution specialised for 3 input channels; "
+        "Conv2D plus ReLU plus MaxPool 290.1 percent of eager and 189.0 of torch.compile, partly fusion; LayerNorm "
+        "484.4, a weak baseline for a shape of 16 very long rows.",
+    )
+    f.heading("% of PyTorch's speed (L40S, FP32)")
+    x0, width = 16, 400
+    rows = [
+        ("Matmul 4096²: near the library", 101.3, "101.3%", BLUE, BLUE_S),
+        ("Softmax (4096, 65536): near the library", 111.8, "111.8%", BLUE, BLUE_S),
+        ("Conv2D, 3 input channels: special shape", 179.9, "179.9%", PURPLE, PURPLE_S),
+        ("Conv + ReLU + MaxPool vs torch.compile", 189.0, "189.0%", GREEN, GREEN_S),
+        ("Conv + ReLU + MaxPool vs eager", 290.1, "290.1%", GREEN, GREEN_S),
+        ("LayerNorm, 16 long rows: weak baseline", 484.4, "484.4%", ORANGE, ORANGE_S),
+    ]
+    hbars(f, x0, 62, rows, 500, width=width, gap=54, value_inside=False)
+    xs = x0 + width * 100 / 500
+    for i in range(len(rows)):
+        f.l(xs, 62 + i * 54 + 2, xs, 62 + i * 54 + 32, stroke=RED_S, dash="4 3", sw=1.5)
+    f.t(16, 404, "Dashed: 100%, as fast as PyTorch.", size=14, fill=RED_S)
+    return f
+
+
+@figure
+def f71_layernorm_sms():
+    f = Fig(
+        "71-layernorm-sms", 380,
+        "LayerNorm over 16 rows of 4,194,304 elements on the 142 SMs of an L40S",
+        "Left: one block per row, the natural design for thousands of short rows, keeps 16 of the L40S's 142 SMs "
+        "busy on this shape, so the time is set by 16 SMs' bandwidth. Right: splitting each row across many blocks "
+        "and combining partial sums keeps all 142 busy. The 268 MB of data make at least 0.6 to 0.9 ms at 864 GB/s, "
+        "and a speed-up of about 5 times is what the arithmetic predicts for the fix.",
+    )
+    f.heading("16 rows of 4,194,304 elements")
+    for k, (label, busy) in enumerate((("one block per row", 16), ("split reduction", 142))):
+        x0 = 16 + k * 236
+        f.t(x0, 58, label, size=15, bold=True)
+        for i in range(142):
+            r, c = divmod(i, 12)
+            on = i < busy
+            f.r(x0 + c * 18, 70 + r * 16, 15, 12, GREEN if on else "#ffffff", GREEN_S if on else GREY, sw=0.7)
+        f.t(x0, 290, f"{busy} of 142 SMs busy", size=15, bold=True)
+    f.t(16, 330, "268 MB: 0.6 to 0.9 ms at 864 GB/s, at best.", size=15)
+    f.t(16, 354, "The fix predicts about 5x; the post reports 484%.", size=15)
+    return f
+
+
+@figure
+def f71_floors():
+    f = Fig(
+        "71-floors", 270,
+        "Lower bounds on the L40S for three of the tasks",
+        "Bars of the least time each task can take on the L40S: the softmax moves 2.15 GB, at least 2.5 ms at 864 "
+        "GB/s; the 4096 cubed FP32 matmul needs at least 1.5 ms at 91.6 TFLOP/s without tensor cores; the LayerNorm "
+        "moves 540 to 810 MB, 0.6 to 0.9 ms.",
+    )
+    f.heading("Speed of light on the L40S (ms)")
+    hbars(f, 16, 62, [
+        ("Softmax: 2.15 GB at 864 GB/s", 2.5, "≥ 2.5 ms", BLUE, BLUE_S),
+        ("Matmul 4096³ at 91.6 FP32 TFLOP/s", 1.5, "≥ 1.5 ms", PURPLE, PURPLE_S),
+        ("LayerNorm: 540 to 810 MB", 0.9, "0.6 to 0.9 ms", ORANGE, ORANGE_S),
+    ], 2.5, width=330)
+    f.r(16 + 330 * 0.6 / 2.5, 168, 330 * 0.3 / 2.5, 22, ORANGE_S, ORANGE_S, opacity=0.35)
+    f.t(16, 250, "Tensor-core paths (allowed by 10^-2) beat the matmul floor.", size=14, fill=GREY)
+    return f
+
+
+# ---------------------------------------------------------------- capsule 72
+
+
+@figure
+def f72_results():
+    f = Fig(
+        "72-results", 380,
+        "Kevin-32B on the held-out KernelBench tasks against its base model and o4-mini",
+        "Top: correctness of pure-CUDA kernels, 56 percent for the base model QwQ-32B and 82 percent for Kevin-32B. "
+        "Bottom: mean speed-up over PyTorch eager, 0.53 times for the base model, 0.78 for OpenAI's o4-mini and 1.10 "
+        "for Kevin-32B, with 1.0, as fast as eager, marked. These are the paper's figures on 20 held-out tasks of "
+        "Levels 1 and 2.",
+    )
+    f.heading("20 held-out tasks, Levels 1 and 2")
+    f.t(16, 60, "correct kernels", size=15, bold=True)
+    hbars(f, 16, 86, [
+        ("QwQ-32B (base)", 56, "56%", LIGHT, GREY),
+        ("Kevin-32B", 82, "82%", GREEN, GREEN_S),
+    ], 100, width=360, gap=48)
+    f.t(16, 200, "mean speed-up over PyTorch eager", size=15, bold=True)
+    x0, width = 16, 360
+    hbars(f, x0, 226, [
+        ("QwQ-32B (base)", 0.53, "0.53x", LIGHT, GREY),
+        ("o4-mini", 0.78, "0.78x", BLUE, BLUE_S),
+        ("Kevin-32B", 1.10, "1.10x", GREEN, GREEN_S),
+    ], 1.2, width=width, gap=48)
+    xs = x0 + width / 1.2
+    f.l(xs, 214, xs, 366, stroke=RED_S, dash="5 4", sw=1.5)
+    f.t(xs - 4, 372, "1.0x", size=14, anchor="end", fill=RED_S)
+    return f
+
+
+@figure
+def f72_reward_pipeline():
+    f = Fig(
+        "72-reward-pipeline", 440,
+        "A reward for one turn: form checks first, then measurement, then the discount",
+        "A flow from a model's response to its reward. First the form checks: a response without a CUDA kernel, "
+        "or one that calls the PyTorch operations it was meant to replace, gets no reward. Then compile and test: "
+        "a failure scores 0. A correct kernel scores from correctness and speed-up. Each turn's reward is its own "
+        "score plus 0.4 times the next turn's reward.",
+    )
+    f.heading("From a response to a turn's reward")
+    steps = [("contains a CUDA kernel?", YELLOW, YELLOW_S), ("no forbidden PyTorch calls?", YELLOW, YELLOW_S),
+             ("compiles and matches?", BLUE, BLUE_S), ("score s: correct + speed-up", GREEN, GREEN_S)]
+    for i, (label, fill, stroke) in enumerate(steps):
+        y = 46 + i * 74
+        f.box(16, y, 290, 48, label, fill, stroke)
+        if i < 3:
+            f.l(161, y + 50, 161, y + 72, arrow=True)
+            f.t(170, y + 66, "yes", size=14, fill=GREY)
+            f.l(308, y + 24, 352, y + 24, arrow=True)
+            f.box(354, y + 6, 110, 36, "reward 0", RED, RED_S)
+    f.l(161, 318, 161, 346, arrow=True)
+    f.box(16, 348, 448, 48, "R_t = s_t + 0.4 R_(t+1)", PURPLE, PURPLE_S, bold_first=True)
+    f.t(16, 424, "Form checks before any measurement.", size=15)
+    return f
+
+
+@figure
+def f72_division():
+    f = Fig(
+        "72-division", 460,
+        "Where generated kernels compete today, and what is still the kernel engineer's job",
+        "Two lists. Where AI kernels succeed: fusion of element-wise and reduction chains, memory-bound operators "
+        "at fixed shapes, shape specialisation, and porting and variants with a reference to check against, all "
+        "short, well-specified tasks with an automatic check. Still human: new hardware, long asynchronous "
+        "pipelines, numerics at low precision, whole-system trade-offs, and writing the verifier.",
+    )
+    f.heading("A division of labour")
+    f.r(16, 42, 448, 178, GREEN, GREEN_S, rx=6)
+    f.t(28, 66, "models and search, with a verifier", size=15, bold=True)
+    for i, s in enumerate(["fusion of element-wise and reduction chains",
+                           "memory-bound operators at fixed shapes",
+                           "shape specialisation",
+                           "porting and variants, with a reference",
+                           "(short, specified, checkable, documented)"]):
+        f.t(28, 92 + i * 25, s, size=15, fill=GREY if i == 4 else INK)
+    f.r(16, 234, 448, 206, BLUE, BLUE_S, rx=6)
+    f.t(28, 258, "still human", size=15, bold=True)
+    for i, s in enumerate(["new hardware (TMA, wgmma, tensor memory)",
+                           "long asynchronous pipelines",
+                           "numerics at low precision",
+                           "whole-system trade-offs",
+                           "writing the verifier"]):
+        f.t(28, 286 + i * 28, s, size=15)
+    return f
+
+
 def main(prefixes):
     problems = []
     for name, fn in FIGURES.items():
