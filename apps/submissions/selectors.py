@@ -365,11 +365,14 @@ def reference_ladder(problem: str, gpu_kind: str) -> list[ReferenceResult]:
 
 def rung_capsule(rung) -> Capsule | None:
     """The capsule that teaches a reference rung (apps.submissions.rungs.Rung): whoever may read it may open the
-    rung's page. The first published capsule, in book order, whose text links to the rung's page; else the first
-    whose exercise names the rung (its reference, or its starter); else the first with an exercise on the rung's
-    problem (a rung the book only climbs past). None when no capsule has anything to do with it."""
+    rung's page. The first published capsule, in book order, whose text links to the rung's page and whose exercise
+    is on the rung's problem (a capsule that only looks ahead, such as a survey of the ladder, does not teach it),
+    else the first that links to it; else the first whose exercise names the rung (its reference, or its starter);
+    else the first with an exercise on the rung's problem (a rung the book only climbs past). None when no capsule
+    has anything to do with it."""
     capsules = Capsule.objects.published().select_related("book").order_by("part__number", "number")
-    linked = capsules.filter(body_html__contains=f'href="{rung.get_absolute_url()}"').first()
+    linking = capsules.filter(body_html__contains=f'href="{rung.get_absolute_url()}"')
+    linked = linking.filter(exercise__problem=rung.problem).first() or linking.first()
     if linked is not None:
         return linked
     named = capsules.filter(

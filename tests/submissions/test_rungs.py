@@ -129,7 +129,10 @@ def test_the_teaching_capsule_is_the_first_that_links_the_rung_else_the_exercise
     assert rung_capsule(coalesced).slug == "locked-two"  # its exercise names it
     assert rung_capsule(tiling).slug == "locked-two"  # the first exercise on sgemm: a rung climbed past
     Capsule.objects.filter(slug="free-one").update(body_html=f'<a href="{tiling.get_absolute_url()}">03</a>')
-    assert rung_capsule(tiling).slug == "free-one"
+    assert rung_capsule(tiling).slug == "free-one"  # linked from a capsule: it teaches it
+    # Of the capsules that link to it, the first with an exercise on its problem, not one that only looks ahead.
+    Capsule.objects.filter(slug="locked-two").update(body_html=f'<a href="{tiling.get_absolute_url()}">03</a>')
+    assert rung_capsule(tiling).slug == "locked-two"
     assert rung_capsule(rungs.rung_get("attention", "01_naive")) is None  # nothing in this book about attention
 
 
