@@ -187,12 +187,12 @@ def hbars(fig: Fig, y: float, rows, vmax: float, x0: float = 16, x1: float = W -
         end = scale(value)
         fig.rect(x0, cur, max(end - x0, 1.5), bar_h, colour)
         tw = text_width(value_text, 14, bold=True)
-        light = colour in (LBLUE, LGREEN, LORANGE, LGREY, LPURPLE, LRED)
+        light = colour in (LBLUE, LGREEN, LORANGE, LGREY, LPURPLE, LRED, GREY)
         if end + 6 + tw <= fig.w - 4:
-            fig.text(end + 6, cur + bar_h - 4, value_text, 14, fill=INK if light else colour, bold=True)
+            fig.text(end + 6, cur + bar_h - 4, value_text, 14, fill=MUTED if light else colour, bold=True)
         else:
             fig.text(end - 6, cur + bar_h - 4, value_text, 14, "end", INK if light else "#ffffff", bold=True)
         cur += bar_h + gap
     if ticks:
-        cur += 14
+        cur += 22
     return cur
