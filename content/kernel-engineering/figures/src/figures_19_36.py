@@ -12,6 +12,28 @@ from svglib_19_36 import (BLUE, GREEN, GREY, GRID, INK, LBLUE, LGREEN, LGREY, LO
                           PURPLE, RED, W, Fig, hbars, text_width, wrap)
 
 FIGURES = {}
+_MEASURED = None
+
+
+def M(key: str) -> float:
+    """A measured figure of the book from measurements.yaml: the value the capsules cite as {{m:KEY}}."""
+    global _MEASURED
+    if _MEASURED is None:
+        import yaml
+
+        from svglib_19_36 import OUT
+
+        _MEASURED = yaml.safe_load((OUT.parent / "measurements.yaml").read_text(encoding="utf-8"))
+    return float(_MEASURED[key]["value"])
+
+
+def MT(key: str) -> str:
+    """The measured figure as measurements.yaml writes it (what {{m:KEY:bare}} shows)."""
+    M(key)
+    return str(_MEASURED[key]["value"])
+
+
+FLOPS_4096 = 2 * 4096**3
 
 
 def figure(fn):
@@ -1299,15 +1321,17 @@ def f32_ceilings():
     f = Fig("32-ceilings", "The naive kernel against the ceilings the capsule computes",
             "Bar chart of TFLOP/s on a logarithmic axis, on the H200. If every byte came from HBM, the sector count "
             "would cap the naive kernel near 0.25 TFLOP/s and its requested bytes near 1 TFLOP/s, but the data sits in "
-            "L1. The L1 model, 33 lines per 32 FMAs, predicts 0.51 TFLOP/s; the kernel measures 0.50. cuBLAS reaches "
-            "50.7 TFLOP/s and the measured FP32 FMA ceiling is about 63.", 0)
+            "L1. The L1 model, 33 lines per 32 FMAs, predicts 0.51 TFLOP/s; the kernel measures "
+            f"{MT('sgemm.k01.tflops')}. cuBLAS reaches {FLOPS_4096 / M('sgemm.k01.cublas_ms') / 1e9:.1f} TFLOP/s "
+            "and the measured FP32 FMA ceiling is about 63.", 0)
     y = f.heading("Kernel 1 and its ceilings (H200)", "TFLOP/s, logarithmic axis")
     y = hbars(f, y + 4, [
         ("HBM at 33 sectors per 64 FLOPs (not the limit)", 0.25, GREY, "about 0.25"),
         ("HBM at 8 bytes per FMA (not the limit)", 1.0, GREY, "about 1"),
         ("L1 model: 32 FMAs per 33 clocks per SM", 0.51, ORANGE, "0.51"),
-        ("kernel 1 measured (275.9 ms)", 0.50, RED, "0.50"),
-        ("cuBLAS SGEMM (2.711 ms)", 50.7, BLUE, "50.7"),
+        (f"kernel 1 measured ({M('sgemm.k01.ms'):.1f} ms)", M("sgemm.k01.tflops"), RED, MT("sgemm.k01.tflops")),
+        (f"cuBLAS SGEMM ({M('sgemm.k01.cublas_ms'):.3f} ms)", FLOPS_4096 / M("sgemm.k01.cublas_ms") / 1e9, BLUE,
+         f"{FLOPS_4096 / M('sgemm.k01.cublas_ms') / 1e9:.1f}"),
         ("FP32 FMA ceiling, measured", 63, INK, "about 63"),
     ], 100, log=True, vmin=0.1, ticks=[0.1, 1, 10, 100], x1=W - 80, tick_fmt=lambda t: f"{t:g}")
     y = f.para(16, y + 10, "99.2% of the load sectors hit in L1: the data is on chip, and the L1 is the wall.",
@@ -1359,16 +1383,19 @@ def f33_intensity_levels():
 def f33_k1_vs_k2():
     f = Fig("33-k1-vs-k2", "Kernel 1 against kernel 2: sectors, model and measurement",
             "Three pairs of bars. Sectors per load request: 16.5 for kernel 1, 2.5 for kernel 2. The L1 model's "
-            "ceiling: 0.51 TFLOP/s for kernel 1, 8.4 for kernel 2. Measured on the H200: 0.50 TFLOP/s for kernel 1 "
-            "(275.9 ms) and 5.9 for kernel 2 (23.4 ms), about 70 percent of its ceiling.", 0)
+            "ceiling: 0.51 TFLOP/s for kernel 1, 8.4 for kernel 2. Measured on the H200: "
+            f"{MT('sgemm.k01.tflops')} TFLOP/s for kernel 1 ({M('sgemm.k01.ms'):.1f} ms) and "
+            f"{MT('sgemm.k02.tflops')} for kernel 2 ({M('sgemm.k02.ms'):.1f} ms), about 70 percent of its ceiling.", 0)
     y = f.heading("Two lines swapped", "Kernel 1 (grey) against kernel 2 (blue)")
     for sub, rows, vmax, ticks in (
             ("Sectors per load request", [("kernel 1", 16.5, GREY, "16.5"), ("kernel 2", 2.5, BLUE, "2.5")], 20,
              [0, 5, 10, 15, 20]),
             ("L1 model's ceiling, TFLOP/s", [("kernel 1: 33 lines per step", 0.51, GREY, "0.51"),
                                              ("kernel 2: 2 lines per step", 8.4, BLUE, "8.4")], 10, [0, 5, 10]),
-            ("Measured on the H200, TFLOP/s", [("kernel 1: 275.9 ms", 0.50, GREY, "0.50"),
-                                               ("kernel 2: 23.4 ms", 5.9, BLUE, "5.9")], 10, [0, 5, 10])):
+            ("Measured on the H200, TFLOP/s",
+             [(f"kernel 1: {M('sgemm.k01.ms'):.1f} ms", M("sgemm.k01.tflops"), GREY, MT("sgemm.k01.tflops")),
+              (f"kernel 2: {M('sgemm.k02.ms'):.1f} ms", M("sgemm.k02.tflops"), BLUE, MT("sgemm.k02.tflops"))],
+             10, [0, 5, 10])):
         y += 24
         f.text(16, y, sub, 14, bold=True)
         y = hbars(f, y + 4, rows, vmax, ticks=ticks, x1=W - 60, bar_h=16, gap=6)
@@ -1447,7 +1474,7 @@ def f34_accounting():
             "Three pairs of bars for kernel 2 and kernel 3. L1 or shared-memory passes per 32 FMAs: 64 against about "
             "52. Fraction of time the pipe is busy: 71 percent against 86 percent. Passes divided by utilisation, the "
             "clocks per 32 FMAs: about 90 against 60.5, a predicted speed-up of 1.49, which is what was measured "
-            "(23.4 ms against 15.76 ms).", 0)
+            f"({M('sgemm.k02.ms'):.1f} ms against {M('sgemm.k03.ms'):.2f} ms).", 0)
     y = f.heading("Kernel 2 (grey) against kernel 3 (green)", "The capsule's accounting of the L1 and shared pipe")
     for sub, rows, vmax, ticks in (
             ("Passes per 32 FMAs", [("kernel 2: two L1 passes per iteration", 64, GREY, "64"),
@@ -1461,7 +1488,8 @@ def f34_accounting():
         f.text(16, y, sub, 14, bold=True)
         y = hbars(f, y + 4, rows, vmax, ticks=ticks, x1=W - 90, bar_h=16, gap=6)
     y += 8
-    f.text(16, y, "90 / 60.5 = 1.49 predicted; 23.4 / 15.76 = 1.49 measured", 14, bold=True)
+    k2, k3 = M("sgemm.k02.ms"), M("sgemm.k03.ms")
+    f.text(16, y, f"90 / 60.5 = 1.49 predicted; {k2:.1f} / {k3:.2f} = {k2 / k3:.2f} measured", 14, bold=True)
     f.h = int(y + 16)
     return f.save()
 
@@ -1494,11 +1522,14 @@ def f34_traffic():
 @figure
 def f35_ladder():
     f = Fig("35-ladder", "Percent of cuBLAS for kernels 1 to 4",
-            "Paired bars. On the H200 with our judge: kernel 1, 1.0 percent; kernel 2, 11.6; kernel 3, 17.2; kernel 4, "
-            "31.4 (8.635 ms). The book's A6000 badges: 1.3, 8.5, 12.8 and 36.5 percent.", 0)
+            "Paired bars. On the H200 with our judge: kernel 1, "
+            f"{M('sgemm.k01.pct_cublas')} percent; kernel 2, {M('sgemm.k02.pct_cublas')}; kernel 3, "
+            f"{M('sgemm.k03.pct_cublas')}; kernel 4, {M('sgemm.k04.pct_cublas')} ({M('sgemm.k04.ms'):.3f} ms). "
+            "The book's A6000 badges: 1.3, 8.5, 12.8 and 36.5 percent.", 0)
     y = f.heading("The worklog so far: percent of cuBLAS", "Dark: H200, our judge. Light: A6000, the book's badge")
-    data = [("1: naive", 1.0, 1.3), ("2: coalesced", 11.6, 8.5), ("3: shared-memory tiling", 17.2, 12.8),
-            ("4: 1D block-tiling", 31.4, 36.5)]
+    data = [("1: naive", M("sgemm.k01.pct_cublas"), 1.3), ("2: coalesced", M("sgemm.k02.pct_cublas"), 8.5),
+            ("3: shared-memory tiling", M("sgemm.k03.pct_cublas"), 12.8),
+            ("4: 1D block-tiling", M("sgemm.k04.pct_cublas"), 36.5)]
     x0, x1, vmax = 16, W - 70, 40
     y += 10
     for t in (0, 10, 20, 30, 40):
@@ -1584,13 +1615,17 @@ def f35_issue_slots():
 @figure
 def f36_ladder():
     f = Fig("36-ladder", "Kernel 5 on two GPUs, and with a register cap",
-            "Bar chart of percent of cuBLAS. On the H200 with our judge: kernel 4, 31.4 percent (8.635 ms); kernel 5, "
-            "32.0 percent (8.490 ms); kernel 5 with __launch_bounds__(256, 2), 47.9 percent (5.684 ms). The book's "
+            "Bar chart of percent of cuBLAS. On the H200 with our judge: kernel 4, "
+            f"{M('sgemm.k04.pct_cublas')} percent ({M('sgemm.k04.ms'):.3f} ms); kernel 5, {M('sgemm.k05.pct_cublas')} "
+            f"percent ({M('sgemm.k05.ms'):.3f} ms); kernel 5 with __launch_bounds__(256, 2), 47.9 percent (5.684 ms), "
+            "measured in the same session as a run of the shipped kernel at 8.571 ms. The book's "
             "A6000 badges: kernel 4, 36.5 percent; kernel 5, 68.7 percent.", 0)
     y = f.heading("Percent of cuBLAS SGEMM at 4096³", "H200 with our judge (blue), the book's A6000 badge (grey)")
     y = hbars(f, y + 4, [
-        ("H200, kernel 4 (8.635 ms)", 31.4, BLUE, "31.4%"),
-        ("H200, kernel 5 (8.490 ms)", 32.0, BLUE, "32.0%"),
+        (f"H200, kernel 4 ({M('sgemm.k04.ms'):.3f} ms)", M("sgemm.k04.pct_cublas"), BLUE,
+         f"{M('sgemm.k04.pct_cublas'):.1f}%"),
+        (f"H200, kernel 5 ({M('sgemm.k05.ms'):.3f} ms)", M("sgemm.k05.pct_cublas"), BLUE,
+         f"{M('sgemm.k05.pct_cublas'):.1f}%"),
         ("H200, kernel 5, launch bounds (256, 2)", 47.9, GREEN, "47.9%"),
         ("A6000 badge, kernel 4", 36.5, GREY, "36.5%"),
         ("A6000 badge, kernel 5", 68.7, GREY, "68.7%"),
