@@ -1,8 +1,8 @@
 """Figures of capsules 55 to 72 (issue 44), drawn as plain SVG.
 
 Run from anywhere: python content/kernel-engineering/figures/src/charts_55_72.py [name-prefix ...]
-Every figure is 480 units wide with text of at least 14 units, so that shown ~340 px wide on a 390 px phone
-no text is under 10 px. Every number drawn comes from the capsule's own text (or is computed from a formula
+Every figure is 480 units wide with text of at least 15 units: the reader never shows a figure narrower than where
+its smallest text reads at 10 px (480 x 10 / 15 = 320 px), and 320 px fits the column of a 390 px phone. Every number drawn comes from the capsule's own text (or is computed from a formula
 the capsule states); nothing here is a new measurement.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent
 W = 480
-MIN_FONT = 14
+MIN_FONT = 15
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 
 INK = "#1a202c"
@@ -208,7 +208,7 @@ def f55_waste():
         else:
             f.r(x, 300, 20, 40, fill, stroke)
         if o != ".":
-            f.t(x + 10, 325, o, size=14, anchor="middle", bold=True)
+            f.t(x + 10, 336 if i in last else 325, o, size=15, anchor="middle", bold=True)
     f.t(16, 368, "A, B, C: three requests; white: free; half: last block.", size=15)
     f.t(16, 392, "Each request wastes less than one block,", size=15)
     f.t(16, 414, "the unfilled part of its last one.", size=15)
@@ -263,7 +263,7 @@ def f55_ladder():
         return x0 + (x1 - x0) * v / 100
     for v in (0, 25, 50, 75, 100):
         f.l(X(v), 70, X(v), 206, stroke=RULE)
-        f.t(X(v), 228, f"{v}%", size=14, anchor="middle", fill=GREY)
+        f.t(X(v), 228, f"{v}%", size=15, anchor="middle", fill=GREY)
     rows = [("02_split_kv: GQA reuse, 16 B loads, split-KV", 77, 82, BLUE, BLUE_S),
             ("03_page_ring: cp.async ring of two pages", 93, 97, GREEN, GREEN_S)]
     for i, (label, lo, hi, fill, stroke) in enumerate(rows):
@@ -272,7 +272,7 @@ def f55_ladder():
         f.r(X(0), y + 10, X(lo) - X(0), 26, LIGHT, GREY, opacity=0.8)
         f.r(X(lo), y + 10, X(hi) - X(lo), 26, fill, stroke, sw=2)
         f.t(X(lo) - 6, y + 29, f"{lo} to {hi}%", anchor="end", bold=True)
-    f.t(20, 258, "Bars: the range over 64, 128 and 256 sequences.", size=14, fill=GREY)
+    f.t(20, 258, "Bars: the range over 64, 128 and 256 sequences.", size=15, fill=GREY)
     return f
 
 
@@ -294,7 +294,7 @@ def f56_decode_bytes():
         ("FP8, one scale per row", 8.0, "8.0 GB: 1.9 ms", BLUE, BLUE_S),
         ("INT4, scale and zero per 128", 4.2, "4.2 GB: 1.0 ms", GREEN, GREEN_S),
     ], 16.1, width=280)
-    f.t(16, 236, "Times: the bound at 4.2 TB/s of copy bandwidth.", size=14, fill=GREY)
+    f.t(16, 236, "Times: the bound at 4.2 TB/s of copy bandwidth.", size=15, fill=GREY)
     return f
 
 
@@ -326,9 +326,9 @@ def f56_scale_granularity():
             for c in (4, 8, 12):
                 f.l(16 + c * cw, y0 + 10, 16 + c * cw, y0 + 10 + 4 * ch, stroke=INK, sw=2)
     f.r(16, 396, 14, 12, RED_S, RED_S)
-    f.t(36, 407, "outlier", size=14)
+    f.t(36, 407, "outlier", size=15)
     f.r(110, 396, 18, 12, RED, RED_S)
-    f.t(134, 407, "values squeezed by its scale", size=14)
+    f.t(134, 407, "values squeezed by its scale", size=15)
     return f
 
 
@@ -349,9 +349,9 @@ def f56_e4m3_rounding():
     f.l(x0, 140, x1, 140, sw=1.5)
     for v in range(256, 449, 32):
         f.l(X(v), 130, X(v), 150, sw=2)
-        f.t(X(v), 174, str(v), size=14, anchor="middle")
+        f.t(X(v), 174, str(v), size=15, anchor="middle")
     f.r(X(448), 126, X(480) - X(448), 28, RED, RED_S, dash="4 3")
-    f.t(X(464), 200, "saturates", size=14, anchor="middle", fill=RED_S)
+    f.t(X(464), 200, "saturates", size=15, anchor="middle", fill=RED_S)
     for v, to, y in ((300, 288, 90), (460, 448, 90)):
         f.c(X(v), 140, 5, ORANGE, ORANGE_S)
         f.t(X(v), y - 8, f"{v} → {to}", size=15, anchor="middle", bold=True)
@@ -381,7 +381,7 @@ def f57_traffic():
         ("fused SiLU and multiply, 4 launches: 6 passes", 1.41, "1.41 GB: 0.34 ms", BLUE, BLUE_S),
         ("merged GEMM, fused epilogue, 2 launches: 2 passes", 0.47, "0.47 GB: 0.11 ms", GREEN, GREEN_S),
     ], 1.88, width=300)
-    f.t(16, 236, "One pass over T x 14,336 in BF16 = 235 MB; at 4.2 TB/s.", size=14, fill=GREY)
+    f.t(16, 236, "One pass over T x 14,336 in BF16 = 235 MB; at 4.2 TB/s.", size=15, fill=GREY)
     return f
 
 
@@ -403,14 +403,14 @@ def f57_silu():
         return y0 + (y1 - y0) * (v - gy0) / (gy1 - gy0)
     for v in range(-1, 5):
         f.l(x0, Y(v), x1, Y(v), stroke=RULE)
-        f.t(x0 - 8, Y(v) + 5, str(v), size=14, anchor="end")
+        f.t(x0 - 8, Y(v) + 5, str(v), size=15, anchor="end")
     for g in range(-6, 5, 2):
         f.l(X(g), y0, X(g), y0 + 5)
-        f.t(X(g), y0 + 22, str(g), size=14, anchor="middle")
+        f.t(X(g), y0 + 22, str(g), size=15, anchor="middle")
     f.l(X(0), y0, X(0), y1, stroke=GREY, sw=1)
     f.l(x0, Y(0), x1, Y(0), stroke=GREY, sw=1)
     f.l(X(-1), Y(-1), X(4), Y(4), stroke=GREY, sw=1.2, dash="5 4")
-    f.t(X(1.2), Y(3.2), "y = g", size=14, fill=GREY)
+    f.t(X(1.2), Y(3.2), "y = g", size=15, fill=GREY)
     pts = []
     for i in range(201):
         g = gx0 + (gx1 - gx0) * i / 200
@@ -418,7 +418,7 @@ def f57_silu():
     f.p("M " + " L ".join(pts), stroke=BLUE_S, sw=2.5)
     gm = -1.2785
     f.c(X(gm), Y(gm / (1 + math.exp(-gm))), 4.5, ORANGE, ORANGE_S)
-    f.t(X(-5.8), Y(-0.72), "min -0.278 at g ≈ -1.28", size=14, bold=True)
+    f.t(X(-5.8), Y(-0.72), "min -0.278 at g ≈ -1.28", size=15, bold=True)
     return f
 
 
@@ -471,19 +471,19 @@ def f58_mma_gemv():
     ax, ay = 16, 70
     f.t(ax, ay - 10, "16 rows of W", size=15, bold=True)
     f.r(ax, ay, 16 * s, 16 * s, ORANGE, ORANGE_S)
-    f.t(ax + 8 * s, ay + 16 * s + 22, "16 x 16 (rows x k)", size=14, anchor="middle")
+    f.t(ax + 8 * s, ay + 16 * s + 22, "16 x 16 (rows x k)", size=15, anchor="middle")
     f.t(ax + 16 * s + 14, ay + 8 * s + 6, "×", size=22, anchor="middle", bold=True)
     bx = ax + 16 * s + 30
     f.t(bx, ay - 10, "8 vectors x", size=15, bold=True)
     for j in range(8):
         f.r(bx + j * s, ay, s, 16 * s, BLUE if j == 0 else GREEN, BLUE_S if j == 0 else GREEN_S, sw=0.8)
-    f.t(bx + 4 * s, ay + 16 * s + 22, "16 x 8 (k x b)", size=14, anchor="middle")
+    f.t(bx + 4 * s, ay + 16 * s + 22, "16 x 8 (k x b)", size=15, anchor="middle")
     f.t(bx + 8 * s + 16, ay + 8 * s + 6, "=", size=22, anchor="middle", bold=True)
     cx = bx + 8 * s + 34
     f.t(cx, ay - 10, "y: 16 x 8", size=15, bold=True)
     for j in range(8):
         f.r(cx + j * s * 1.4, ay, s * 1.4, 16 * s, BLUE if j == 0 else GREEN, BLUE_S if j == 0 else GREEN_S, sw=0.8)
-    f.t(cx + 4 * s * 1.4, ay + 16 * s + 22, "rows x batch", size=14, anchor="middle")
+    f.t(cx + 4 * s * 1.4, ay + 16 * s + 22, "rows x batch", size=15, anchor="middle")
     f.r(16, 276, 18, 14, BLUE, BLUE_S)
     f.t(42, 288, "vector 0: the only useful column at B = 1", size=15)
     f.r(16, 302, 18, 14, GREEN, GREEN_S)
@@ -547,7 +547,7 @@ def f59_tx_count():
         return y0 + (y1 - y0) * v / 49152
     for v in (0, 16384, 32768, 49152):
         f.l(x0, Y(v), x1, Y(v), stroke=RULE)
-        f.t(x0 - 8, Y(v) + 5, f"{v:,}", size=14, anchor="end")
+        f.t(x0 - 8, Y(v) + 5, f"{v:,}", size=15, anchor="end")
     f.l(x0, y0, x1, y0)
     f.l(x0, y0, x0, y1 - 10)
     steps = [(0, 49152), (1, 32768), (2, 24576), (3, 16384), (4, 8192), (5, 0)]
@@ -561,8 +561,8 @@ def f59_tx_count():
     labels = ["expect_tx", "A", "B0", "B1", "B2", "B3"]
     for x, lab in zip(xs, labels):
         f.l(x, y0, x, y0 + 6)
-        f.t(x, y0 + 24, lab, size=14, anchor="middle", bold=lab == "expect_tx")
-    f.t(xs[5] + 6, Y(0) - 10, "phase flips", size=14, bold=True, fill=GREEN_S, anchor="middle")
+        f.t(x, y0 + 24, lab, size=15, anchor="middle", bold=lab == "expect_tx")
+    f.t(xs[5] + 6, Y(0) - 10, "phase flips", size=15, bold=True, fill=GREEN_S, anchor="middle")
     f.t(16, 334, "A: 16,384 bytes; each B box: 8,192; any order.", size=15)
     return f
 
@@ -611,18 +611,18 @@ def f60_wgmma_shape():
     f.heading("wgmma m64n256k16: D += A B")
     s = 1.5
     dx, dy = 60, 104
-    f.t(dx, 60, "B: 16 x 256, shared memory", size=14)
+    f.t(dx, 60, "B: 16 x 256, shared memory", size=15)
     f.r(dx, dy - 16 * s - 6, 256 * s, 16 * s, BLUE, BLUE_S)
     f.r(dx - 16 * s - 6, dy, 16 * s, 64 * s, BLUE, BLUE_S)
-    f.t(dx - 8 * s - 6, dy + 64 * s + 20, "A", size=14, anchor="middle")
+    f.t(dx - 8 * s - 6, dy + 64 * s + 20, "A", size=15, anchor="middle")
     cols = [GREEN, "#9ae6b4", GREEN, "#9ae6b4"]
     for w in range(4):
         f.r(dx, dy + w * 16 * s, 256 * s, 16 * s, cols[w], GREEN_S)
-        f.t(dx + 8, dy + w * 24 + 18, f"warp {w}: rows {16 * w}-{16 * w + 15}", size=14)
-    f.t(dx + 256 * s, dy + 64 * s + 20, "D: 64 x 256 FP32", size=14, anchor="end")
+        f.t(dx + 8, dy + w * 24 + 18, f"warp {w}: rows {16 * w}-{16 * w + 15}", size=15)
+    f.t(dx + 256 * s, dy + 64 * s + 20, "D: 64 x 256 FP32", size=15, anchor="end")
     mx = dx + 256 * s - 8 * s
     f.r(mx, 236, 8 * s, 16 * s, ORANGE, ORANGE_S, sw=1.5)
-    f.t(mx - 10, 254, "one mma.sync (16 x 8), same scale", size=14, anchor="end")
+    f.t(mx - 10, 254, "one mma.sync (16 x 8), same scale", size=15, anchor="end")
     f.t(16, 300, "wgmma: 524,288 FLOP per instruction", size=15, bold=True)
     f.t(16, 322, "mma.sync: 4,096, so 128 times less", size=15)
     f.t(16, 358, "D over a warpgroup of 128 threads:", size=15)
@@ -654,13 +654,13 @@ def f60_descriptor():
         x0 = 16 + 16 * bw - 2
         for b in range(16):
             f.r(x0 - (b + 1) * bw + 2, y, bw, 32, "#ffffff", RULE, sw=0.8)
-        f.t(x0 + 2, y + 50, str(base), size=14, anchor="end", fill=GREY)
-        f.t(x0 - 16 * bw + 2, y + 50, str(base + 15), size=14, fill=GREY)
+        f.t(x0 + 2, y + 50, str(base), size=15, anchor="end", fill=GREY)
+        f.t(x0 - 16 * bw + 2, y + 50, str(base + 15), size=15, fill=GREY)
         for start, n, label, fill, stroke in fields:
             right = x0 - (start - base) * bw + 2
             left = right - n * bw
             f.r(left, y, n * bw, 32, fill, stroke, sw=1.5)
-            f.t((left + right) / 2, y + 22, label, size=14, anchor="middle", bold=True)
+            f.t((left + right) / 2, y + 22, label, size=15, anchor="middle", bold=True)
     f.t(16, 346, "lay (bits 62-63): 1 = 128-byte swizzle;", size=15)
     f.t(16, 368, "base (49-51): 0 on the atom's boundary", size=15)
     return f
@@ -691,13 +691,13 @@ def f60_register_budget():
         for name, v, fill, stroke in segs:
             f.r(x, y + 10, Wd(v), 40, fill, stroke)
             if name:
-                f.t(x + Wd(v) / 2, y + 36, name, size=14, anchor="middle")
+                f.t(x + Wd(v) / 2, y + 36, name, size=15, anchor="middle")
             x += Wd(v)
         f.r(x, y + 10, x0 + width - x, 40, "#ffffff", GREY, dash="3 3")
     f.t(x0, 134, "3 x 128 x 168 = 64,512", size=15)
     f.t(x0, 244, "128 x (40 + 232 + 232) = 64,512", size=15)
-    f.t(x0, 278, "Dashed: the rest of the 65,536 of the SM.", size=14, fill=GREY)
-    f.t(x0, 302, "Orange: producer warpgroup; green: consumers.", size=14, fill=GREY)
+    f.t(x0, 278, "Dashed: the rest of the 65,536 of the SM.", size=15, fill=GREY)
+    f.t(x0, 302, "Orange: producer warpgroup; green: consumers.", size=15, fill=GREY)
     return f
 
 
@@ -719,7 +719,7 @@ def f61_intensity():
         ("128 x 256 tile", 85.3, "85.3", BLUE, BLUE_S),
         ("128 x 256, cluster of 2, B multicast", 128, "128", GREEN, GREEN_S),
     ], 128, width=380)
-    f.t(16, 236, "B_M B_N / (B_M + B_N), or B_N / 2 with multicast", size=14, fill=GREY)
+    f.t(16, 236, "B_M B_N / (B_M + B_N), or B_N / 2 with multicast", size=15, fill=GREY)
     return f
 
 
@@ -741,7 +741,7 @@ def f61_waves():
         ("512 x 4096 x 4096 (prefill chunk): 64 tiles", 48, "48%", ORANGE, ORANGE_S),
         ("128 x 4096 x 4096 (decode, batch 128): 16 tiles", 12, "12%", RED, RED_S),
     ], 100, width=380, gap=60)
-    f.t(16, 382, "tiles / (waves rounded up x 132)", size=14, fill=GREY)
+    f.t(16, 382, "tiles / (waves rounded up x 132)", size=15, fill=GREY)
     return f
 
 
@@ -784,9 +784,9 @@ def f62_two_sm():
         f.t(x + 10, 66, name, size=15, bold=True)
         f.box(x + 10, 80, 196, 40, f"A rows {128 * i}-{128 * i + 127}", BLUE, BLUE_S)
         f.box(x + 10, 130, 196, 40, f"B columns, half {i}", ORANGE, ORANGE_S)
-        f.t(x + 10, 192, "shared memory", size=14, fill=GREY)
+        f.t(x + 10, 192, "shared memory", size=15, fill=GREY)
         f.box(x + 10, 204, 196, 54, ["TMEM: D rows", f"{128 * i}-{128 * i + 127}, all N"], GREEN, GREEN_S)
-        f.t(x + 10, 282, "tensor memory", size=14, fill=GREY)
+        f.t(x + 10, 282, "tensor memory", size=15, fill=GREY)
     f.p("M 222 150 L 258 150", arrow=True)
     f.p("M 258 160 L 222 160", arrow=True)
     f.t(16, 326, "Per SM and K step: 256k elements loaded", size=15, bold=True)
@@ -815,7 +815,7 @@ def f63_bits():
         ("NVFP4: 4 + 8/16", 4.5, "4.5", GREEN, GREEN_S),
         ("MXFP4: 4 + 8/32", 4.25, "4.25", PURPLE, PURPLE_S),
     ], 16, width=380, gap=50)
-    f.t(16, 318, "NVFP4 adds four bytes per tensor (its FP32 scale).", size=14, fill=GREY)
+    f.t(16, 318, "NVFP4 adds four bytes per tensor (its FP32 scale).", size=15, fill=GREY)
     return f
 
 
@@ -842,8 +842,8 @@ def f63_worked_block():
     for i, (k, v) in enumerate(steps):
         y = 72 + i * 30
         f.r(16, y, 448, 26, GREEN if i == 5 else "#ffffff", GREEN_S if i == 5 else RULE)
-        f.t(24, y + 19, k, size=14)
-        f.t(456, y + 19, v, size=14, anchor="end", bold=True)
+        f.t(24, y + 19, k, size=15)
+        f.t(456, y + 19, v, size=15, anchor="end", bold=True)
     f.t(16, 290, "MXFP4 (power-of-two E8M0 scale)", size=15, bold=True)
     steps = [("scale X", "2^(floor(log2 3.1) - 2) = 0.5"),
              ("largest element", "3.1 / 0.5 = 6.2 → saturates to 6"),
@@ -851,8 +851,8 @@ def f63_worked_block():
     for i, (k, v) in enumerate(steps):
         y = 302 + i * 30
         f.r(16, y, 448, 26, ORANGE if i == 1 else "#ffffff", ORANGE_S if i == 1 else RULE)
-        f.t(24, y + 19, k, size=14)
-        f.t(456, y + 19, v, size=14, anchor="end", bold=True)
+        f.t(24, y + 19, k, size=15)
+        f.t(456, y + 19, v, size=15, anchor="end", bold=True)
     f.t(16, 420, "Power-of-two scales put a / X anywhere in [4, 8):", size=15)
     f.t(16, 444, "up to a factor of two off for other blocks.", size=15)
     return f
@@ -871,29 +871,29 @@ def f63_scale_layout():
     f.heading("One scale tile: 128 rows x 4 K-blocks, 512 B")
     cols = [(BLUE, BLUE_S), (GREEN, GREEN_S), (ORANGE, ORANGE_S), (PURPLE, PURPLE_S)]
     x0, y0, cw, rh = 16, 70, 30, 64
-    f.t(x0, 60, "logical: rows x K-blocks", size=14)
+    f.t(x0, 60, "logical: rows x K-blocks", size=15)
     for g in range(4):
         fill, stroke = cols[g]
         for k in range(4):
             f.r(x0 + k * cw, y0 + g * rh, cw, rh, fill, stroke, sw=0.8)
         f.r(x0, y0 + g * rh, 4 * cw, 8, stroke, stroke)
-        f.t(x0 + 4 * cw + 8, y0 + g * rh + 12, f"row {32 * g}", size=14, bold=True)
-        f.t(x0 + 4 * cw + 8, y0 + g * rh + 32, f"to {32 * g + 31}", size=14)
-    f.t(x0, y0 + 4 * rh + 20, "k0 k1 k2 k3", size=14)
+        f.t(x0 + 4 * cw + 8, y0 + g * rh + 12, f"row {32 * g}", size=15, bold=True)
+        f.t(x0 + 4 * cw + 8, y0 + g * rh + 32, f"to {32 * g + 31}", size=15)
+    f.t(x0, y0 + 4 * rh + 20, "k0 k1 k2 k3", size=15)
     mx = 220
-    f.t(mx, 60, "memory: 32 chunks of 16 bytes", size=14)
-    f.t(mx, 88, "chunk 0:", size=14, bold=True)
+    f.t(mx, 60, "memory: 32 chunks of 16 bytes", size=15)
+    f.t(mx, 88, "chunk 0:", size=15, bold=True)
     for g in range(4):
         fill, stroke = cols[g]
         for k in range(4):
             f.r(mx + (g * 4 + k) * 15, 96, 15, 28, fill, stroke, sw=0.8)
     for g in range(4):
-        f.t(mx + g * 60 + 30, 144, f"r{32 * g}", size=14, anchor="middle")
-    f.t(mx, 182, "chunk 1: rows 1, 33, 65, 97", size=14)
-    f.t(mx, 206, "...", size=14)
-    f.t(mx, 230, "chunk 31: rows 31, 63, 95, 127", size=14)
-    f.t(mx, 270, "each chunk: 4 K-scales of", size=14)
-    f.t(mx, 292, "4 rows, 32 apart", size=14, bold=True)
+        f.t(mx + g * 60 + 30, 144, f"r{32 * g}", size=15, anchor="middle")
+    f.t(mx, 182, "chunk 1: rows 1, 33, 65, 97", size=15)
+    f.t(mx, 206, "...", size=15)
+    f.t(mx, 230, "chunk 31: rows 31, 63, 95, 127", size=15)
+    f.t(mx, 270, "each chunk: 4 K-scales of", size=15)
+    f.t(mx, 292, "4 rows, 32 apart", size=15, bold=True)
     f.t(16, 376, "Written row-major instead, the scales land under", size=15)
     f.t(16, 400, "the wrong blocks: a wrong answer, not a slow one.", size=15, bold=True)
     return f
@@ -919,7 +919,7 @@ def f64_promotion():
         f.box(x, 110, 104, 56, ["wgmma acc", "~14 bits"], ORANGE, ORANGE_S)
         f.l(x + 52, 90, x + 52, 108, arrow=True)
         f.l(x + 52, 166, x + 52, 214, arrow=True)
-        f.t(x + 58, 196, f"x sA sB", size=14)
+        f.t(x + 58, 196, f"x sA sB", size=15)
     f.box(16, 216, 448, 44, "FP32 accumulator C in registers (CUDA-core FMAs)", GREEN, GREEN_S)
     f.t(16, 290, "after each block: acc ← 0", size=15, bold=True)
     f.t(16, 314, "Scales: 1 x 128 per token for activations,", size=15)
@@ -940,10 +940,10 @@ def f64_unaligned():
     hbars(f, x0, 62, [
         ("128 x 128 tiles: 2 x 56 blocks", 112, "112", ORANGE, ORANGE_S),
         ("128 x 112 tiles: 2 x 64 blocks", 128, "128", GREEN, GREEN_S),
-    ], 132, width=width)
+    ], 132, width=width, value_inside=True)
     xs = x0 + width
     f.l(xs, 50, xs, 170, stroke=RED_S, dash="5 4", sw=2)
-    f.t(xs, 190, "132 SMs", size=14, anchor="middle", fill=RED_S, bold=True)
+    f.t(xs, 190, "132 SMs", size=15, anchor="middle", fill=RED_S, bold=True)
     f.t(16, 232, "16 more SMs busy with the unaligned tile.", size=15)
     return f
 
@@ -960,7 +960,7 @@ def f64_moe_layouts():
     )
     f.heading("Grouped GEMM layouts along M (tokens)")
     f.t(16, 58, "contiguous", size=15, bold=True)
-    f.t(16, 78, "training, prefill", size=14, fill=GREY)
+    f.t(16, 78, "training, prefill", size=15, fill=GREY)
     experts = [(3, 0.4, BLUE, BLUE_S), (2, 0.7, GREEN, GREEN_S), (4, 0.2, PURPLE, PURPLE_S)]
     y = 92
     bh = 24
@@ -971,12 +971,12 @@ def f64_moe_layouts():
             if last:
                 f.r(16 + 180 * (1 - pad), y, 180 * pad, bh, "#ffffff", stroke, dash="3 2", sw=0.8)
             y += bh
-        f.t(204, y - bh * blocks / 2 + 5, f"e{i}", size=14, bold=True)
-    f.t(16, y + 22, "padding ≤ one block", size=14)
-    f.t(16, y + 42, "per expert", size=14)
+        f.t(204, y - bh * blocks / 2 + 5, f"e{i}", size=15, bold=True)
+    f.t(16, y + 22, "padding ≤ one block", size=15)
+    f.t(16, y + 42, "per expert", size=15)
     x = 260
     f.t(x, 58, "masked", size=15, bold=True)
-    f.t(x, 78, "decode, CUDA graphs", size=14, fill=GREY)
+    f.t(x, 78, "decode, CUDA graphs", size=15, fill=GREY)
     y = 92
     counts = [2, 3, 1]
     for i, (cnt, (_, _, fill, stroke)) in enumerate(zip(counts, experts)):
@@ -984,11 +984,11 @@ def f64_moe_layouts():
             used = k < cnt
             f.r(x, y, 150, bh, fill if used else "#ffffff", stroke, sw=0.8, dash=None if used else "3 2")
             if not used:
-                f.t(x + 75, y + 17, "exits", size=14, anchor="middle", fill=GREY)
+                f.t(x + 75, y + 17, "exits", size=15, anchor="middle", fill=GREY)
             y += bh
-        f.t(x + 158, y - 2 * bh + 5, f"e{i}", size=14, bold=True)
-    f.t(x, y + 22, "fixed capacity;", size=14)
-    f.t(x, y + 42, "count on device", size=14)
+        f.t(x + 158, y - 2 * bh + 5, f"e{i}", size=15, bold=True)
+    f.t(x, y + 22, "fixed capacity;", size=15)
+    f.t(x, y + 42, "count on device", size=15)
     return f
 
 
@@ -1018,11 +1018,11 @@ def f65_draft_verify():
     marks = [("x1", "accept", GREEN, GREEN_S), ("x2", "accept", GREEN, GREEN_S), ("x3", "reject", RED, RED_S),
              ("x4", "discard", "#ffffff", GREY)]
     for (t, m, fill, stroke), x in zip(marks, xs[1:]):
-        f.box(x, 210, 72, 50, [t, m], fill, stroke, size=14)
-    f.box(16, 210, 112, 50, ["left to", "right"], "#ffffff", RULE, size=14)
+        f.box(x, 210, 72, 50, [t, m], fill, stroke, size=15)
+    f.box(16, 210, 112, 50, ["left to", "right"], "#ffffff", RULE, size=15)
     f.box(296, 276, 72, 36, "x3'", GREEN, GREEN_S)
     f.l(332, 262, 332, 274, arrow=True)
-    f.t(290, 300, "resample from max(0, p - q)", size=14, anchor="end")
+    f.t(290, 300, "resample from max(0, p - q)", size=15, anchor="end")
     f.t(16, 346, "This step yields x1, x2, x3': 3 tokens.", size=15, bold=True)
     f.t(16, 370, "All accepted: 4 + a bonus token = 5.", size=15)
     return f
@@ -1046,22 +1046,22 @@ def f65_expected_tokens():
         return y0 + (y1 - y0) * (v - 1) / 7
     for v in range(1, 9):
         f.l(x0, Y(v), x1, Y(v), stroke=RULE)
-        f.t(x0 - 8, Y(v) + 5, str(v), size=14, anchor="end")
+        f.t(x0 - 8, Y(v) + 5, str(v), size=15, anchor="end")
     for g in range(0, 11, 2):
         f.l(X(g), y0, X(g), y0 + 5)
-        f.t(X(g), y0 + 22, str(g), size=14, anchor="middle")
-    f.t(x1, y0 + 44, "draft length γ", size=14, anchor="end")
+        f.t(X(g), y0 + 22, str(g), size=15, anchor="middle")
+    f.t(x1, y0 + 44, "draft length γ", size=15, anchor="end")
     f.l(x0, y0, x1, y0)
     f.l(x0, y0, x0, y1)
     for a, stroke, sw in ((0.9, GREEN_S, 2), (0.8, BLUE_S, 3), (0.6, ORANGE_S, 2)):
         pts = [f"{X(g):.1f},{Y((1 - a ** (g + 1)) / (1 - a)):.1f}" for g in range(11)]
         f.p("M " + " L ".join(pts), stroke=stroke, sw=sw)
         v = (1 - a ** 11) / (1 - a)
-        f.t(X(10) + 6, Y(v) + 5, f"α={a}", size=14, fill=stroke, bold=True)
+        f.t(X(10) + 6, Y(v) + 5, f"α={a}", size=15, fill=stroke, bold=True)
     for g in (4, 8):
         v = (1 - 0.8 ** (g + 1)) / 0.2
         f.c(X(g), Y(v), 5, BLUE, BLUE_S)
-        f.t(X(g), Y(v) + 24, f"{v:.2f}", size=14, anchor="middle", bold=True)
+        f.t(X(g), Y(v) + 24, f"{v:.2f}", size=15, anchor="middle", bold=True)
     return f
 
 
@@ -1091,14 +1091,14 @@ def f65_tree_mask():
         return out
     mx, my, c = 250, 70, 30
     for j in range(7):
-        f.t(mx + j * c + c / 2, my - 8, str(j), size=14, anchor="middle", fill=GREY)
+        f.t(mx + j * c + c / 2, my - 8, str(j), size=15, anchor="middle", fill=GREY)
     for i in range(7):
-        f.t(mx - 8, my + i * c + c / 2 + 5, str(i), size=14, anchor="end", fill=GREY)
+        f.t(mx - 8, my + i * c + c / 2 + 5, str(i), size=15, anchor="end", fill=GREY)
         anc = ancestors(i)
         for j in range(7):
             on = j in anc
             f.r(mx + j * c, my + i * c, c, c, GREEN if on else "#ffffff", GREEN_S if on else RULE, sw=0.8)
-    f.t(mx, my + 7 * c + 26, "row i: may attend to j", size=14)
+    f.t(mx, my + 7 * c + 26, "row i: may attend to j", size=15)
     return f
 
 
@@ -1161,9 +1161,9 @@ def f66_evt_tree():
                              (350, 248, 436, 332)):
         f.l(x1, y1, x2, y2, stroke=GREY)
     f.r(16, 356, 14, 14, YELLOW, YELLOW_S)
-    f.t(36, 368, "compute", size=14)
+    f.t(36, 368, "compute", size=15)
     f.r(116, 356, 14, 14, BLUE, BLUE_S)
-    f.t(136, 368, "fetch / broadcast", size=14)
+    f.t(136, 368, "fetch / broadcast", size=15)
     return f
 
 
@@ -1182,11 +1182,11 @@ def f66_stream_k():
         f.t(16, y0 - 8, label, size=15, bold=True)
         for sm in range(4):
             y = y0 + sm * 26
-            f.t(16, y + 17, f"SM {sm}", size=14)
+            f.t(16, y + 17, f"SM {sm}", size=15)
             for x, w, text, fill, stroke in segs[sm]:
                 f.r(70 + x, y, w, 22, fill, stroke, sw=0.8)
                 if text:
-                    f.t(70 + x + w / 2, y + 16, text, size=14, anchor="middle")
+                    f.t(70 + x + w / 2, y + 16, text, size=15, anchor="middle")
     tile = 120
     plain = []
     for sm in range(4):
@@ -1232,7 +1232,7 @@ def f67_layout_offsets():
             for j in range(8):
                 x, y = 24 + j * cw, y0 + 10 + i * ch
                 f.r(x, y, cw, ch, fill if (i + j) % 2 == 0 else "#ffffff", stroke, sw=0.8)
-                f.t(x + cw / 2, y + 18, str(fn(i, j)), size=14, anchor="middle")
+                f.t(x + cw / 2, y + 18, str(fn(i, j)), size=15, anchor="middle")
     return f
 
 
@@ -1258,8 +1258,8 @@ def f67_zipped_divide():
             fill, stroke = cols[tile]
             x, y = x0 + j * cw, y0 + i * ch
             f.r(x, y, cw, ch, fill, stroke, sw=0.8)
-            f.t(x + cw / 2, y + 19, f"T{tile}", size=14, anchor="middle", bold=True)
-            f.t(x + cw / 2, y + 37, f"e{elem}", size=14, anchor="middle")
+            f.t(x + cw / 2, y + 19, f"T{tile}", size=15, anchor="middle", bold=True)
+            f.t(x + cw / 2, y + 37, f"e{elem}", size=15, anchor="middle")
     f.l(x0 + 4 * cw, y0, x0 + 4 * cw, y0 + 4 * ch, sw=3)
     f.l(x0, y0 + 2 * ch, x0 + 8 * cw, y0 + 2 * ch, sw=3)
     f.t(16, 270, "mode 0, (2,4): element e0..e7 inside a tile", size=15)
@@ -1284,17 +1284,17 @@ def f68_async_error():
     )
     f.heading("Where does the error surface?")
     def row(y, label, segs):
-        f.t(16, y + 18, label, size=14)
+        f.t(16, y + 18, label, size=15)
         for x, w, text, fill, stroke in segs:
             f.r(x, y, w, 26, fill, stroke, sw=1)
             if text:
-                f.t(x + w / 2, y + 18, text, size=14, anchor="middle")
+                f.t(x + w / 2, y + 18, text, size=15, anchor="middle")
     f.t(16, 62, "default (asynchronous)", size=15, bold=True)
     row(74, "host", [(70, 44, "A", LIGHT, GREY), (118, 44, "B", LIGHT, GREY), (166, 44, "C", LIGHT, GREY),
                      (214, 140, "more Python", "#ffffff", RULE), (358, 106, "torch.cat", RED, RED_S)])
     row(108, "GPU", [(90, 80, "A", BLUE, BLUE_S), (172, 80, "B: fault", RED, RED_S),
                      (254, 80, "C (fails)", LIGHT, GREY)])
-    f.t(464, 160, "error raised here, trace points here", size=14, anchor="end", fill=RED_S, bold=True)
+    f.t(464, 160, "error raised here, trace points here", size=15, anchor="end", fill=RED_S, bold=True)
     f.l(16, 182, W - 16, 182, stroke=RULE)
     f.t(16, 214, "CUDA_LAUNCH_BLOCKING=1", size=15, bold=True)
     row(226, "host", [(70, 96, "A + wait", LIGHT, GREY), (170, 96, "B + wait", RED, RED_S)])
@@ -1320,7 +1320,7 @@ def f68_error_patterns():
     import random
     rnd = random.Random(68)
     races = {(rnd.randrange(n), rnd.randrange(n)) for _ in range(9)}
-    panels = [("boundary", "last rows / columns", lambda i, j: i >= 14 or j >= 14),
+    panels = [("boundary", "edge rows, cols", lambda i, j: i >= 14 or j >= 14),
               ("tile or swizzle", "stripe every 64", lambda i, j: j % 8 == 5),
               ("race", "random, isolated", lambda i, j: (i, j) in races)]
     for k, (title, sub, bad) in enumerate(panels):
@@ -1329,8 +1329,8 @@ def f68_error_patterns():
             for j in range(n):
                 f.r(x0 + j * c, y0 + i * c, c, c, RED_S if bad(i, j) else LIGHT, "#ffffff", sw=0.5)
         f.t(x0, y0 + n * c + 26, title, size=15, bold=True)
-        f.t(x0, y0 + n * c + 48, sub, size=14)
-    f.t(16, 270, "Each square: 8 x 8 output elements (schematic).", size=14, fill=GREY)
+        f.t(x0, y0 + n * c + 48, sub, size=15)
+    f.t(16, 270, "Each square: 8 x 8 output elements (schematic).", size=15, fill=GREY)
     f.t(16, 300, "Localise first: the first layer that diverges.", size=15)
     return f
 
@@ -1360,8 +1360,8 @@ def f68_caching_allocator():
     f.box(280, 226, 180, 32, "tensor B", GREEN, GREEN_S)
     f.t(16, 290, "overrun falls outside any allocation:", size=15)
     f.t(16, 312, "memcheck reports thread, address, line", size=15, bold=True, fill=GREEN_S)
-    f.r(300, 282, 14, 14, RED, RED_S)
-    f.t(320, 294, "bytes overrun", size=14)
+    f.r(330, 50, 14, 14, RED, RED_S)
+    f.t(350, 62, "overrun bytes", size=15)
     return f
 
 
@@ -1384,7 +1384,7 @@ def f69_levels():
         ("Level 3: full architectures", 50, "50", PURPLE, PURPLE_S),
         ("Level 4 (later): whole models", 20, "20", LIGHT, GREY),
     ], 100, width=380)
-    f.t(16, 286, "Baselines: PyTorch eager, or torch.compile.", size=14, fill=GREY)
+    f.t(16, 286, "Baselines: PyTorch eager, or torch.compile.", size=15, fill=GREY)
     return f
 
 
@@ -1407,19 +1407,19 @@ def f69_fastp():
         return y0 + (y1 - y0) * v
     for v in (0, 0.25, 0.5, 0.75, 1):
         f.l(x0, Y(v), x1, Y(v), stroke=RULE)
-        f.t(x0 - 8, Y(v) + 5, f"{v:g}", size=14, anchor="end")
+        f.t(x0 - 8, Y(v) + 5, f"{v:g}", size=15, anchor="end")
     for p in (0.5, 1, 2, 5, 10, 20):
         f.l(X(p), y0, X(p), y0 + 5)
-        f.t(X(p), y0 + 22, f"{p:g}", size=14, anchor="middle")
-    f.t(x1, y0 + 44, "threshold p (log scale)", size=14, anchor="end")
+        f.t(X(p), y0 + 22, f"{p:g}", size=15, anchor="middle")
+    f.t(x1, y0 + 44, "threshold p (log scale)", size=15, anchor="end")
     f.l(x0, y0, x1, y0)
     f.l(x0, y0, x0, y1)
     f.p(f"M {fmt(X(0.5))} {fmt(Y(1))} L {fmt(X(1.05))} {fmt(Y(1))} L {fmt(X(1.05))} {fmt(Y(0))} "
         f"L {fmt(X(20))} {fmt(Y(0))}", stroke=BLUE_S, sw=3)
     f.p(f"M {fmt(X(0.5))} {fmt(Y(0.1))} L {fmt(X(10))} {fmt(Y(0.1))} L {fmt(X(10))} {fmt(Y(0))}",
         stroke=ORANGE_S, sw=3, dash="7 4")
-    f.t(X(1.15), Y(0.93), "A: 1.05x on every task", size=14, fill=BLUE_S, bold=True)
-    f.t(X(1.15), Y(0.18), "B: 10x on a tenth, fails elsewhere", size=14, fill=ORANGE_S, bold=True)
+    f.t(X(1.15), Y(0.93), "A: 1.05x on every task", size=15, fill=BLUE_S, bold=True)
+    f.t(X(1.15), Y(0.18), "B: 10x on a tenth, fails elsewhere", size=15, fill=ORANGE_S, bold=True)
     return f
 
 
@@ -1462,7 +1462,7 @@ def f70_swe_bench():
         ("the same model, 250 samples", 56, "56%", GREEN, GREEN_S),
         ("single-attempt state of the art then", 43, "43%", BLUE, BLUE_S),
     ], 60, width=380)
-    f.t(16, 240, "Where a verifier exists, coverage becomes accuracy.", size=14, fill=GREY)
+    f.t(16, 240, "Where a verifier exists, coverage becomes accuracy.", size=15, fill=GREY)
     return f
 
 
@@ -1491,7 +1491,7 @@ def f70_search_shapes():
         f.l(x + 108, y + 67, cx, y + 130, stroke=GREY)
         best = i == 3
         f.c(cx, y + 140, 11, GREEN if best else BLUE, GREEN_S if best else BLUE_S)
-    f.t(x + 10, y + 182, "keep the best verified", size=14)
+    f.t(x + 10, y + 182, "keep the best verified", size=15)
     # chain
     x, y = 248, 44
     for i in range(4):
@@ -1499,8 +1499,8 @@ def f70_search_shapes():
         f.c(cx, y + 90, 11, GREEN if i == 3 else BLUE, GREEN_S if i == 3 else BLUE_S)
         if i:
             f.l(cx - 39, y + 90, cx - 13, y + 90, arrow=True)
-    f.t(x + 10, y + 140, "each attempt sees the", size=14)
-    f.t(x + 10, y + 160, "verifier's feedback", size=14)
+    f.t(x + 10, y + 140, "each attempt sees the", size=15)
+    f.t(x + 10, y + 160, "verifier's feedback", size=15)
     # beam
     x, y = 16, 250
     levels = [[108], [48, 108, 168], [28, 68, 148, 188]]
@@ -1513,7 +1513,7 @@ def f70_search_shapes():
         f.l(x + a, y + 62, x + b, y + 92, stroke=GREY)
     for a, b in ((48, 28), (48, 68), (168, 148), (168, 188)):
         f.l(x + a, y + 112, x + b, y + 142, stroke=GREY)
-    f.t(x + 10, y + 186, "green: kept; branch again", size=14)
+    f.t(x + 10, y + 186, "green: kept; branch again", size=15)
     # evolution
     x, y = 248, 250
     pts = [(40, 60), (90, 50), (150, 64), (60, 110), (120, 100), (180, 112), (96, 150)]
@@ -1521,7 +1521,7 @@ def f70_search_shapes():
         f.c(x + px, y + py, 10, PURPLE if i < 6 else GREEN, PURPLE_S if i < 6 else GREEN_S)
     f.l(x + 60, y + 120, x + 92, y + 141, stroke=GREY, arrow=True)
     f.l(x + 120, y + 110, x + 100, y + 140, stroke=GREY, arrow=True)
-    f.t(x + 10, y + 186, "mutate or combine", size=14)
+    f.t(x + 10, y + 186, "mutate or combine", size=15)
     return f
 
 
@@ -1543,11 +1543,11 @@ def f70_feedback():
         y = 50 + i * 104
         f.box(16, y, 110, 64, name, fill, stroke, bold_first=True)
         f.l(128, y + 32, 150, y + 32, arrow=True)
-        f.box(152, y, 270, 64, lines, "#ffffff", stroke, size=14)
+        f.box(152, y, 270, 64, lines, "#ffffff", stroke, size=15)
         if i < 2:
             f.l(71, y + 66, 71, y + 100, arrow=True)
     f.l(446, 56, 446, 366, arrow=True, sw=2)
-    f.t(16, 380, "Information rises down the list; time is the reward.", size=14, fill=GREY)
+    f.t(16, 380, "Information rises down the list; time is the reward.", size=15, fill=GREY)
     return f
 
 
@@ -1578,7 +1578,7 @@ def f71_results():
     xs = x0 + width * 100 / 500
     for i in range(len(rows)):
         f.l(xs, 62 + i * 54 + 2, xs, 62 + i * 54 + 32, stroke=RED_S, dash="4 3", sw=1.5)
-    f.t(16, 404, "Dashed: 100%, as fast as PyTorch.", size=14, fill=RED_S)
+    f.t(16, 404, "Dashed: 100%, as fast as PyTorch.", size=15, fill=RED_S)
     return f
 
 
@@ -1622,7 +1622,7 @@ def f71_floors():
         ("LayerNorm: 540 to 810 MB", 0.9, "0.6 to 0.9 ms", ORANGE, ORANGE_S),
     ], 2.5, width=330)
     f.r(16 + 330 * 0.6 / 2.5, 168, 330 * 0.3 / 2.5, 22, ORANGE_S, ORANGE_S, opacity=0.35)
-    f.t(16, 250, "Tensor-core paths (allowed by 10^-2) beat the matmul floor.", size=14, fill=GREY)
+    f.t(16, 250, "Tensor cores, allowed by a 10^-2 tolerance, go lower.", size=15, fill=GREY)
     return f
 
 
@@ -1654,7 +1654,7 @@ def f72_results():
     ], 1.2, width=width, gap=48)
     xs = x0 + width / 1.2
     f.l(xs, 214, xs, 366, stroke=RED_S, dash="5 4", sw=1.5)
-    f.t(xs - 4, 372, "1.0x", size=14, anchor="end", fill=RED_S)
+    f.t(xs - 4, 372, "1.0x", size=15, anchor="end", fill=RED_S)
     return f
 
 
@@ -1676,7 +1676,7 @@ def f72_reward_pipeline():
         f.box(16, y, 290, 48, label, fill, stroke)
         if i < 3:
             f.l(161, y + 50, 161, y + 72, arrow=True)
-            f.t(170, y + 66, "yes", size=14, fill=GREY)
+            f.t(170, y + 66, "yes", size=15, fill=GREY)
             f.l(308, y + 24, 352, y + 24, arrow=True)
             f.box(354, y + 6, 110, 36, "reward 0", RED, RED_S)
     f.l(161, 318, 161, 346, arrow=True)
