@@ -12,6 +12,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from apps.accounts.ratelimit import seconds_left_in_window
 from apps.catalog import selectors as catalog
 from apps.reading import selectors, services
+from apps.reading.endings import capsule_endings
 from apps.reading.forms import PositionForm, SearchForm
 from apps.reading.models import EpubBuild
 from apps.reading.policy import can_read, has_full_access
@@ -43,6 +44,7 @@ def capsule(request, slug):
         "readable": readable,
         "progress": progress if readable else None,
         "public_version": public_version(),  # the template's cached blocks: a revision is seen at once
+        "endings": capsule_endings(request, capsule, readable=readable),  # the capsule's exercise (apps.submissions)
     }
     response = render(request, "reading/capsule.html", context)
     if not capsule.is_free:

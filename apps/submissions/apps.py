@@ -13,6 +13,18 @@ class SubmissionsConfig(AppConfig):
         # The exercises declared in capsules' front matter are imported with the book, in its transaction.
         book_importer_register("exercise", exercises_import)
 
+        # A capsule's page ends with its exercise (apps.reading.endings); anonymous pages are kept per public version,
+        # which the exercises' table is part of, so a re-imported statement shows at once.
+        from apps.reading.endings import capsule_ending_register
+        from apps.submissions.models import Exercise
+        from apps.submissions.panels import capsule_exercise_ending
+        from config.caching import public_version_source
+
+        capsule_ending_register(capsule_exercise_ending)
+        public_version_source(
+            f"SELECT MAX(updated_at) AS exercise_changed, COUNT(*) AS exercises FROM {Exercise._meta.db_table}"
+        )
+
         from apps.accounts.export import account_export_register
         from apps.submissions.personal_data import submissions_export
 

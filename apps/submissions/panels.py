@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from django.utils.safestring import SafeString
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 from apps.catalog.models import Capsule
 from apps.reading.policy import can_read
 from apps.submissions import charts, rungs, selectors
 from apps.submissions.forms import SubmissionForm
 from apps.submissions.models import Exercise, ReferenceResult, Submission
+from config.caching import local_per_version
 
 
 @dataclass(frozen=True)
@@ -220,3 +222,51 @@ def _ladder(key: str, rows: list[selectors.LadderRow], gpu_kind: str) -> Ladder:
         else None
     )
     return Ladder(key=key, name=name, measure=measure, rows=rows, chart=chart)
+
+
+# --- The end of a capsule's page (apps.reading.endings) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CapsuleExercise:
+    """What the reader's page shows of a capsule's exercise after its text: the same for everyone with the same
+    access, so kept per public version (the exercises' table is part of it: apps.submissions.apps)."""
+
+    exercise: Exercise
+    statement_html: SafeString  # "" for an exercise made in admin without one: the template shows its text
+    starter_html: SafeString  # the starter highlighted as the book's code blocks are
+    gpu_kind: str
+
+
+def _capsule_exercise(capsule: Capsule) -> tuple[CapsuleExercise | None]:
+    from apps.catalog.markdown import highlight_lines
+
+    exercise = selectors.exercise_of(capsule)
+    if exercise is None:
+        return (None,)
+    return (
+        CapsuleExercise(
+            exercise=exercise,
+            statement_html=mark_safe(exercise.statement_html),  # rendered and sanitised by the book's pipeline
+            starter_html=mark_safe("\n".join(highlight_lines(exercise.starter_source, "cuda"))),
+            gpu_kind=selectors.exercise_gpu_kind(exercise),
+        ),
+    )
+
+
+def capsule_exercise_ending(request, capsule: Capsule, *, readable: bool) -> str:
+    """The capsule's exercise at the end of its page: the statement, the starter and the way to submit (a signed-in
+    reader: the editor on the progress page, with whether a GPU is online; anyone else: signing in) for those who
+    may read it; its title and what subscribers get for the others."""
+    (shown,) = local_per_version("capsule-exercise", capsule.pk, compute=lambda: _capsule_exercise(capsule))
+    if shown is None:
+        return ""
+    signed_in = request.user.is_authenticated
+    context = {
+        "capsule": capsule,
+        "shown": shown,
+        "readable": readable,
+        "measure": selectors.problem_measure(shown.exercise.problem),
+        "gpu": selectors.gpu_availability(shown.exercise) if readable and signed_in else None,
+    }
+    return render_to_string("submissions/_capsule_exercise.html", context, request=request)
