@@ -52,7 +52,7 @@ def text_width(s: str, size: float, bold: bool = False, mono: bool = False) -> f
             w += 0.66
         else:
             w += 0.57
-    return w * size * (1.1 if bold else 1.0)
+    return w * size * (1.16 if bold else 1.0)
 
 
 def wrap(s: str, max_width: float, size: float, bold: bool = False, mono: bool = False) -> list[str]:
