@@ -1715,6 +1715,251 @@ def f72_division():
     return f
 
 
+# ---------------------------------------------------------------- more where the text calls for it
+
+
+def timeline_row(f, x0, y, label, segs, h=26, label_size=15):
+    """segs: (start, length, text, fill, stroke) in drawing units from x0."""
+    f.t(16, y + h / 2 + 5, label, size=label_size)
+    for start, length, text, fill, stroke in segs:
+        f.r(x0 + start, y, length, h, fill, stroke, sw=1)
+        if text:
+            f.t(x0 + start + length / 2, y + h / 2 + 5, text, size=15, anchor="middle")
+
+
+@figure
+def f57_sfu_budget():
+    f = Fig(
+        "57-sfu-budget", 250,
+        "The SiLU kernel's special-function work against its memory time",
+        "Bars for the 8192 by 14336 benchmark: the bytes take about 168 microseconds at 4.2 TB/s; the exponential "
+        "and the reciprocal, 2 times 1.17 times 10 to the 8 operations on the special function units at 16 results "
+        "per clock per SM over 132 SMs at 1.98 GHz, take about 56. The fast path fits under the memory time, with "
+        "room for no more than about three times the arithmetic.",
+    )
+    f.heading("SiLU at 8192 x 14336: what limits it?")
+    hbars(f, 16, 62, [
+        ("bytes: at least 705 MB at 4.2 TB/s", 168, "168 µs", BLUE, BLUE_S),
+        ("exp + reciprocal on the special function units", 56, "56 µs", ORANGE, ORANGE_S),
+    ], 168, width=360)
+    f.t(16, 186, "SFUs: 16 results per clock per SM,", size=15)
+    f.t(16, 210, "132 SMs at 1.98 GHz; 2.34 x 10^8 operations.", size=15)
+    return f
+
+
+@figure
+def f58_weight_formats():
+    f = Fig(
+        "58-weight-formats", 270,
+        "The GEMV's time bound at N = K = 8192 by weight format",
+        "Bars of the least time to read an 8192 by 8192 weight matrix at about 4.2 TB/s: 32 microseconds in BF16, "
+        "16 in FP8 and near 8 with 4-bit weights and one 16-bit scale per group of 128, about 4.1 bits per weight. "
+        "The judge's target for the best BF16 rung, 80 percent of the copy bandwidth, is about 40 microseconds.",
+    )
+    f.heading("GEMV at N = K = 8192: bound by weight bytes")
+    hbars(f, 16, 62, [
+        ("BF16 target: 80% of copy bandwidth", 40, "about 40 µs", LIGHT, GREY),
+        ("BF16 bound: 134 MB", 32, "32 µs", BLUE, BLUE_S),
+        ("FP8 bound", 16, "16 µs", GREEN, GREEN_S),
+        ("4-bit, one scale per 128 (4.1 bits)", 8, "near 8 µs", PURPLE, PURPLE_S),
+    ], 40, width=300)
+    return f
+
+
+@figure
+def f60_schedules():
+    f = Fig(
+        "60-schedules", 400,
+        "Cooperative and ping-pong schedules of two consumer warpgroups",
+        "Two timelines, as an illustration. Cooperative: both consumer warpgroups run the main loop of the same "
+        "tile, each on half its rows, then both run the epilogue, during which no wgmma runs on the SM. Ping-pong: "
+        "each warpgroup owns a whole, smaller tile and they take turns: while one runs its main loop on the tensor "
+        "cores, the other runs the epilogue of its previous tile, so the epilogues hide behind the main loops.",
+    )
+    f.heading("Two consumers, two schedules (illustration)")
+    x0 = 70
+    main, epi = 130, 40
+    f.t(16, 62, "cooperative: one tile, half the rows each", size=15, bold=True)
+    for k, lab in enumerate(("WG 1", "WG 2")):
+        segs = [(0, main, "tile 0", GREEN, GREEN_S), (main, epi, "epi", ORANGE, ORANGE_S),
+                (main + epi, main, "tile 1", GREEN, GREEN_S), (2 * main + epi, epi, "epi", ORANGE, ORANGE_S)]
+        timeline_row(f, x0, 74 + k * 32, lab, segs)
+    timeline_row(f, x0, 142, "TC", [(0, main, "busy", BLUE, BLUE_S), (main, epi, "idle", "#ffffff", RED_S),
+                                   (main + epi, main, "busy", BLUE, BLUE_S),
+                                   (2 * main + epi, epi, "idle", "#ffffff", RED_S)])
+    f.l(16, 190, W - 16, 190, stroke=RULE)
+    f.t(16, 220, "ping-pong: a tile each, taking turns", size=15, bold=True)
+    m2 = 90
+    timeline_row(f, x0, 232, "WG 1", [(0, m2, "tile 0", GREEN, GREEN_S), (m2, epi, "epi", ORANGE, ORANGE_S),
+                                     (2 * m2, m2, "tile 2", GREEN, GREEN_S), (3 * m2, epi, "epi", ORANGE, ORANGE_S)])
+    timeline_row(f, x0, 264, "WG 2", [(m2, m2, "tile 1", GREEN, GREEN_S), (2 * m2, epi, "epi", ORANGE, ORANGE_S),
+                                     (3 * m2, m2, "tile 3", GREEN, GREEN_S)])
+    timeline_row(f, x0, 300, "TC", [(0, 4 * m2, "busy: the loops alternate", BLUE, BLUE_S)])
+    f.t(16, 356, "TC: tensor cores. Ping-pong hides epilogues;", size=15)
+    f.t(16, 380, "cooperative has larger tiles.", size=15)
+    return f
+
+
+@figure
+def f61_persistent():
+    f = Fig(
+        "61-persistent", 380,
+        "One block per tile against a persistent block that loops over tiles",
+        "Two timelines of one SM, as an illustration. One block per tile: each block sets up its barriers, fills "
+        "its pipeline, runs its main loop, drains it and runs its epilogue with the tensor cores idle, and the next "
+        "block starts only after it leaves. Persistent: one block stays; its producer starts loading the next "
+        "tile's first stages while the consumers are still in the epilogue of the last one, so when the consumers "
+        "return their data is waiting.",
+    )
+    f.heading("One SM's time (illustration)")
+    x0 = 110
+    f.t(16, 62, "one block per tile", size=15, bold=True)
+    segs = []
+    x = 0
+    for t in range(2):
+        segs += [(x, 22, "", LIGHT, GREY), (x + 22, 30, "fill", YELLOW, YELLOW_S), (x + 52, 80, f"tile {t}", GREEN, GREEN_S),
+                 (x + 132, 40, "epi", ORANGE, ORANGE_S)]
+        x += 180
+    timeline_row(f, x0, 74, "block", segs)
+    f.t(16, 128, "grey: set-up; fill: pipeline from empty", size=15, fill=GREY)
+    f.l(16, 146, W - 16, 146, stroke=RULE)
+    f.t(16, 176, "persistent: the tile loop inside the block", size=15, bold=True)
+    timeline_row(f, x0, 188, "producer", [(0, 22, "", LIGHT, GREY), (22, 100, "loads tile 0", BLUE, BLUE_S),
+                                          (122, 110, "loads tile 1", BLUE, BLUE_S),
+                                          (232, 110, "loads tile 2", BLUE, BLUE_S)])
+    timeline_row(f, x0, 222, "consumers", [(52, 80, "tile 0", GREEN, GREEN_S), (132, 40, "epi", ORANGE, ORANGE_S),
+                                            (172, 80, "tile 1", GREEN, GREEN_S), (252, 40, "epi", ORANGE, ORANGE_S),
+                                            (292, 60, "tile 2", GREEN, GREEN_S)])
+    f.t(16, 290, "The producer loads the next tile during", size=15)
+    f.t(16, 314, "the epilogue: no refill from empty, no gap.", size=15)
+    f.t(16, 350, "grid = 132 blocks (66 clusters of 2)", size=15, bold=True)
+    return f
+
+
+@figure
+def f62_barriers():
+    f = Fig(
+        "62-barriers", 470,
+        "The roles and barriers of a Blackwell GEMM",
+        "Top to bottom: the TMA warp fills a ring of shared-memory stages; a full barrier tells the MMA warp that a "
+        "stage's bytes have landed; the MMA thread issues tcgen05.mma into one of two tensor-memory accumulators and "
+        "its tcgen05.commit on the stage's empty barrier tells the producer the stage was read; after a tile's last "
+        "K step a commit on accumulator-full wakes the epilogue warpgroup, which reads the accumulator with tcgen05.ld "
+        "and arrives on accumulator-empty so that the buffer can take a later tile.",
+    )
+    f.heading("Three roles, four kinds of barrier")
+    f.box(16, 44, 200, 44, "TMA warp (1 thread)", BLUE, BLUE_S)
+    f.box(16, 128, 200, 44, "smem stages (ring)", LIGHT, GREY)
+    f.box(16, 212, 200, 44, "MMA warp (1 thread)", YELLOW, YELLOW_S)
+    f.box(16, 296, 96, 44, "TMEM 0", GREEN, GREEN_S)
+    f.box(120, 296, 96, 44, "TMEM 1", GREEN, GREEN_S)
+    f.box(16, 380, 200, 44, "epilogue (4 warps)", ORANGE, ORANGE_S)
+    f.l(116, 90, 116, 126, arrow=True)
+    f.l(116, 174, 116, 210, arrow=True)
+    f.l(116, 258, 116, 294, arrow=True)
+    f.l(116, 342, 116, 378, arrow=True)
+    notes = [(112, "full[s]: bytes landed", "(TMA, expect_tx)"),
+             (196, "empty[s]: stage read", "(tcgen05.commit)"),
+             (280, "acc_full: tile final", "(commit after last K)"),
+             (364, "acc_empty: TMEM free", "(epilogue arrives)")]
+    for y, a, b in notes:
+        f.t(256, y, a, size=15, bold=True)
+        f.t(256, y + 22, b, size=15)
+    f.p("M 216 228 C 240 210, 240 90, 218 70", arrow=True, stroke=GREY, dash="4 3")
+    f.p("M 216 398 C 240 385, 240 330, 218 320", arrow=True, stroke=GREY, dash="4 3")
+    f.t(16, 452, "Dashed: releases back up the chain.", size=15, fill=GREY)
+    return f
+
+
+@figure
+def f64_seesaw():
+    f = Fig(
+        "64-seesaw", 440,
+        "FlashMLA's seesaw scheduling of two consumer warpgroups",
+        "The 64 by 512 output is split by columns into two halves of 64 by 256, one per consumer warpgroup, and "
+        "each step takes two key blocks. Warpgroup 0 computes the scores and softmax of the first block while "
+        "warpgroup 1 computes the scores of the second. Then each multiplies its own probabilities, and the other "
+        "warpgroup's, into its own half of the output, with the running maximum shared and each half rescaled, so "
+        "the result equals ordinary online softmax with one accumulator instead of two.",
+    )
+    f.heading("Seesaw: one output, split by columns")
+    f.box(16, 44, 220, 40, "O left 64 x 256: WG 0", GREEN, GREEN_S)
+    f.box(244, 44, 220, 40, "O right 64 x 256: WG 1", BLUE, BLUE_S)
+    f.t(16, 116, "each step: two key blocks, K0 and K1", size=15, bold=True)
+    f.box(16, 130, 220, 56, ["WG 0: S0 = Q K0ᵀ", "softmax → P0"], GREEN, GREEN_S)
+    f.box(244, 130, 220, 56, ["WG 1: S1 = Q K1ᵀ", "softmax → P1"], BLUE, BLUE_S)
+    f.t(240, 212, "P0 and P1 reach both warpgroups;", size=15, anchor="middle")
+    f.t(240, 234, "running maximum shared, halves rescaled", size=15, anchor="middle")
+    f.box(16, 250, 220, 56, ["O left +=", "P0 V0 + P1 V1 (left)"], GREEN, GREEN_S)
+    f.box(244, 250, 220, 56, ["O right +=", "P0 V0 + P1 V1 (right)"], BLUE, BLUE_S)
+    f.t(16, 342, "CUDA-core work (exp, max) of one warpgroup", size=15)
+    f.t(16, 366, "overlaps tensor-core work of the other,", size=15)
+    f.t(16, 390, "with one 64 x 512 accumulator, not two:", size=15)
+    f.t(16, 414, "32,768 FP32 registers, half the SM's.", size=15, bold=True)
+    return f
+
+
+@figure
+def f69_stream_timing():
+    f = Fig(
+        "69-stream-timing", 330,
+        "How work on another stream escapes a CUDA-event timer",
+        "Timeline, as an illustration. The harness records a start event, calls the candidate, and records an end "
+        "event, all on the default stream. A candidate that launches its work on a side stream returns at once: the "
+        "end event completes while the kernel still runs, so the measured time is far shorter than the work. A "
+        "device-wide synchronisation and a wall-clock time beside the event time expose the gap.",
+    )
+    f.heading("Events on one stream, work on another")
+    x0 = 120
+    timeline_row(f, x0, 60, "default", [(0, 14, "", RED_S, RED_S), (14, 50, "call", LIGHT, GREY),
+                                        (64, 14, "", RED_S, RED_S)])
+    timeline_row(f, x0, 100, "side stream", [(20, 300, "the candidate's real work", ORANGE, ORANGE_S)])
+    f.t(x0, 150, "start", size=15, anchor="middle", fill=RED_S)
+    f.t(x0 + 78, 150, "end", size=15, anchor="middle", fill=RED_S)
+    f.p(f"M {x0 + 7} 160 L {x0 + 7} 172 L {x0 + 71} 172 L {x0 + 71} 160", stroke=RED_S)
+    f.t(x0 + 39, 192, "event time", size=15, anchor="middle", fill=RED_S, bold=True)
+    f.p(f"M {x0 + 7} 208 L {x0 + 7} 220 L {x0 + 320} 220 L {x0 + 320} 208", stroke=GREEN_S)
+    f.t(x0 + 160, 240, "wall clock after a device sync", size=15, anchor="middle", fill=GREEN_S, bold=True)
+    f.t(16, 284, "Synchronise the whole device, not one stream,", size=15)
+    f.t(16, 308, "and record wall-clock time beside the events.", size=15)
+    return f
+
+
+@figure
+def f72_context():
+    f = Fig(
+        "72-context", 330,
+        "What each turn of a Kevin-style trajectory sees",
+        "Three turns' contexts as stacked bars. Turn 1 sees the task. Turn 2 sees the task, turn 1's code, its "
+        "feedback and a short summary, but not turn 1's full chain of thought, which is dropped. Turn 3 sees the "
+        "same for turns 1 and 2. The history of attempts stays; the long reasoning behind them does not, so several "
+        "turns fit in the context.",
+    )
+    f.heading("Context per turn: thoughts dropped")
+    x0 = 80
+    def seg(x, w, text, fill, stroke):
+        return (x, w, text, fill, stroke)
+    timeline_row(f, x0, 56, "turn 1", [seg(0, 56, "task", LIGHT, GREY)], h=30)
+    T, C, F, S = 56, 70, 56, 32
+    timeline_row(f, x0, 100, "turn 2", [seg(0, T, "task", LIGHT, GREY), seg(T, C, "code 1", BLUE, BLUE_S),
+                                       seg(T + C, F, "fb 1", GREEN, GREEN_S), seg(T + C + F, S, "s1", YELLOW, YELLOW_S)],
+                 h=30)
+    o = T + C + F + S
+    timeline_row(f, x0, 144, "turn 3", [seg(0, T, "task", LIGHT, GREY), seg(T, C, "code 1", BLUE, BLUE_S),
+                                       seg(T + C, F, "fb 1", GREEN, GREEN_S), seg(T + C + F, S, "s1", YELLOW, YELLOW_S),
+                                       seg(o, C, "code 2", BLUE, BLUE_S), seg(o + C, F, "fb 2", GREEN, GREEN_S),
+                                       seg(o + C + F, S, "s2", YELLOW, YELLOW_S)],
+                 h=30)
+    f.r(16, 204, 18, 14, BLUE, BLUE_S)
+    f.t(42, 216, "code of the earlier attempts", size=15)
+    f.r(16, 228, 18, 14, GREEN, GREEN_S)
+    f.t(42, 240, "fb: feedback (errors, mismatch, speed-up)", size=15)
+    f.r(16, 252, 18, 14, YELLOW, YELLOW_S)
+    f.t(42, 264, "s: a short summary of the reasoning", size=15)
+    f.t(16, 306, "Earlier turns' chains of thought are dropped.", size=15, bold=True)
+    return f
+
+
 def main(prefixes):
     problems = []
     for name, fn in FIGURES.items():
