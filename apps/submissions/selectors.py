@@ -445,6 +445,13 @@ class LadderRow:
     def capsule(self) -> Capsule:
         return self.exercise.capsule
 
+    @property
+    def rung(self):
+        """The book's kernel for the step as a rung of the ladder (its page: apps.submissions.rungs), or None."""
+        from apps.submissions.rungs import rung_named
+
+        return rung_named(self.exercise.problem, self.exercise.reference_step)
+
 
 def exercise_ladders(user, gpu_kind: str) -> list[LadderRow]:
     """Every published exercise in book order with the reader's best on it, beside the book's kernel for the

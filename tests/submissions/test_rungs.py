@@ -156,3 +156,8 @@ def test_a_starter_that_only_shares_a_rungs_file_name_is_not_linked(taught):
     Exercise.objects.filter(pk=taught.pk).update(starter_source="// the book's own\n")
     body = client_for(make_visitor("active")).get("/capsules/locked-two/progress/").content.decode()
     assert "<code>01_naive.cu</code>" in body and 'href="/rungs/sgemm/01_naive/"' not in body
+
+
+def test_my_progress_links_each_steps_book_kernel_to_its_page(taught):
+    body = client_for(make_visitor("active")).get("/progress/").content.decode()
+    assert f'sgemm · <a href="{COALESCED}">rung 02</a>' in body
