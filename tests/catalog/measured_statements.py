@@ -59,6 +59,8 @@ OTHER_FIGURES: dict[str, dict[str, str]] = {
     "sgemm.k05": {"8.571": "kernel 5 as shipped, capsule 36's session", "8.57": "the same", "31.8": "the same"},
     "sgemm.k06": {"7.333": "kernel 6 as shipped, capsule 37's session", "37.2": "the same"},
 }
+# A sentence (or a figure) that names another run than the ladder's: its figures are that run's, stated as such.
+OTHER_RUN = re.compile(r"\bplan screen\b|\bas shipped\b", re.I)
 RUNG_MENTION = re.compile(
     rf"\b{RUNG_WORDS} 0?(\d{{1,2}})\b(?![.,]\d)|^\| *(?:{RUNG_WORDS} )?0?(\d{{1,2}})(?:[:_ ][^|]*)?\|", re.M
 )
@@ -128,7 +130,7 @@ def disagreements(
             owner = named[0]
         else:
             owner = subject if not named and not rungs and in_prose else None
-        if owner is None or owner not in groups:
+        if owner is None or owner not in groups or OTHER_RUN.search(segment):
             continue
         for match in NUMBER.finditer(REFERENCE.sub(" ", segment)):
             stated, unit = Decimal(match[1]), match[2]
