@@ -993,6 +993,257 @@ def f45_rung11():
     s.save("45-rung11")
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 46
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f46_tc_ladder():
+    s = Svg(
+        330,
+        "The FP16 tensor-core ladder as a percentage of cuBLAS",
+        "At 4096 cubed on the H200: rung 10 with WMMA 16.9%, rung 11 with mma.sync and ldmatrix 49.9%, rung 12 with "
+        "wgmma and a cp.async ring 87.8%, rung 13 with a staged epilogue and a persistent grid 90.3%.",
+    )
+    s.heading("Rungs 10 to 13 against cuBLAS")
+    rows = [
+        ("10 WMMA", M("hgemm.k10.pct_cublas"), ORANGE),
+        ("11 mma.sync", M("hgemm.k11.pct_cublas"), BLUE),
+        ("12 wgmma", M("hgemm.k12.pct_cublas"), GREEN),
+        ("13 persistent", 90.3, GREEN),
+    ]
+    hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "% of cuBLAS at 4096³ (H200)", label_w=130, bar_h=30, gap=12)
+    s.save("46-tc-ladder")
+
+
+@figure
+def f46_ring_state():
+    s = Svg(
+        400,
+        "What each of rung 12's four stages holds at iteration kt",
+        "Four shared-memory stages of 48 KB. At iteration kt one holds tile kt, being multiplied by wgmma; one holds "
+        "tile kt + 1, landed or landing; one receives tile kt + 2, just issued into the stage that tile kt - 2 used; "
+        "and one holds tile kt - 1, whose products may still be running. The lookahead is STAGES - 2 because one stage "
+        "belongs to the asynchronous products. Four stages take 197,632 bytes of the 227 KB a block may use.",
+    )
+    s.heading("Four stages, two asynchronous engines")
+    rows = [
+        ("tile kt − 1", "its wgmma group may still run", PURPLE),
+        ("tile kt", "read by this iteration's wgmma", GREEN),
+        ("tile kt + 1", "copies landed or landing", ORANGE),
+        ("tile kt + 2", "just issued (tile kt − 2's stage)", YELLOW),
+    ]
+    y = 52
+    for tile, what, col in rows:
+        s.box(16, y, 120, 44, tile, col, bold=True)
+        s.text(150, y + 27, what)
+        y += 54
+    s.text(16, y + 16, "wait<1> lets one product group run on; the barrier")
+    s.text(16, y + 36, "after it proves tile kt − 2's products are done.")
+    s.text(16, y + 66, "Each stage (256 + 128) × 64 × 2 = 49,152 bytes;")
+    s.text(16, y + 86, "four take 197,632 of 227 KB: one block per SM.")
+    s.h = y + 102
+    s.save("46-ring-state")
+
+
+@figure
+def f46_first_wave():
+    s = Svg(
+        560,
+        "The first wave of 132 blocks in row-major and in grouped order",
+        "The 16 by 32 grid of 256 by 128 tiles at 4096 cubed, drawn twice. In row-major order the first 132 blocks "
+        "cover rows 0 to 3 and four tiles of row 4: 4.1 panels of A (2 MB each) and all 32 panels of B (1 MB each), "
+        "40 MB. In grouped order, 8 block rows walked column by column, they cover 8 rows by 16.5 columns: 16 MB of A "
+        "and 16.5 MB of B, 32.5 MB.",
+    )
+    s.heading("Which tiles the first 132 blocks compute")
+    cell = 13
+    x0 = 32
+
+    def grid(y, title, first, note):
+        s.text(16, y - 10, title, bold=True)
+        for m in range(16):
+            for n in range(32):
+                s.rect(x0 + n * cell, y + m * cell, cell, cell, GREEN if (m, n) in first else WHITE, sw=0.4)
+        s.text(16, y + 16 * cell + 22, note)
+        return y + 16 * cell + 40
+
+    row_major = {(b // 32, b % 32) for b in range(132)}
+    grouped = {(b % 8, b // 8) for b in range(132)}
+    y = grid(60, "Row-major order", row_major, "4.1 A panels + 32 B panels = 40 MB")
+    y = grid(y + 26, "Grouped, 8 block rows at a time", grouped, "8 A panels + 16.5 B panels = 32.5 MB")
+    s.h = y - 8
+    s.save("46-first-wave")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 47
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f47_intensity():
+    s = Svg(
+        400,
+        "Arithmetic intensity of the gate projection against the number of tokens",
+        "Log-log plot of I(T) = TKN / (KN + TK + TN) for K = 4096 and N = 14336: 1.0 FLOP per byte at 1 token, 8.0 at "
+        "8, 62.7 at 64, 441 at 512, 1247 at 2048 and 2294 at 8192. The H200's ridge at about 186 FLOP per byte is "
+        "crossed between 64 and 512 tokens: decode batches sit below it, prefill above.",
+    )
+    s.heading("Gate projection: FLOP per byte against T")
+    x0, x1, yb, yt = 70, 456, 320, 56
+    lx0, lx1, ly0, ly1 = 0, math.log10(8192), 0, math.log10(4000)
+
+    def X(v):
+        return x0 + (x1 - x0) * (math.log10(v) - lx0) / (lx1 - lx0)
+
+    def Y(v):
+        return yb - (yb - yt) * (math.log10(v) - ly0) / (ly1 - ly0)
+
+    K, N = 4096, 14336
+    pts = []
+    T = 1.0
+    while T <= 8192:
+        pts.append((X(T), Y(T * K * N / (K * N + T * K + T * N))))
+        T *= 1.15
+    s.path("M" + " L".join(f"{fmt(round(px, 1))},{fmt(round(py, 1))}" for px, py in pts), BLUE[1], 2)
+    s.line(x0, Y(186), x1, Y(186), RED[1], 1.5, dash="5 3")
+    s.text(x0 + 6, Y(186) - 8, "ridge ≈ 186 FLOP/byte", fill=RED[1], bold=True)
+    for T, I in [(1, 1.0), (8, 8.0), (64, 62.7), (512, 441), (2048, 1247), (8192, 2294)]:
+        s.parts.append(f'<circle cx="{fmt(round(X(T), 1))}" cy="{fmt(round(Y(I), 1))}" r="5" fill="{BLUE[0]}" '
+                       f'stroke="{BLUE[1]}" stroke-width="1.5"/>')
+        dx, dy, anchor = {1: (8, -8, "start"), 2048: (-8, -10, "end"), 8192: (4, 34, "end")}.get(
+            T, (8, 18, "start"))
+        s.text(X(T) + dx, Y(I) + dy, fmt(I), anchor=anchor, bold=True)
+    s.line(x0, yb, x1, yb)
+    s.line(x0, yt, x0, yb)
+    for T in [1, 8, 64, 512, 4096]:
+        s.line(X(T), yb, X(T), yb + 5)
+        s.text(X(T), yb + 21, str(T), anchor="middle")
+    for v in [1, 10, 100, 1000]:
+        s.line(x0 - 5, Y(v), x0, Y(v))
+        s.text(x0 - 8, Y(v) + 5, str(v), anchor="end")
+    s.text((x0 + x1) / 2, yb + 42, "tokens T (log)", anchor="middle")
+    s.text(16, yt - 8 + 0, "FLOP/byte", fill=GREY)
+    s.h = yb + 56
+    s.save("47-intensity")
+
+
+@figure
+def f47_floors():
+    s = Svg(
+        360,
+        "Compute time against weight-reading time for prefill and for one decode step",
+        "Lower bounds on one H200 for the Llama-3-8B-shaped model, on a logarithmic axis in milliseconds. Prefill of "
+        "2,048 tokens: about 38 ms of tensor-core arithmetic against 3.8 ms to read the weights once, so compute sets "
+        "the floor. One decode step: 3.8 ms to read the weights against about 20 microseconds of arithmetic, so bytes "
+        "set the floor.",
+    )
+    s.heading("What sets each phase's floor")
+    rows = [
+        ("prefill: arithmetic", 38, GREEN, "≈ 38 ms"),
+        ("prefill: weights", 3.8, GREYS, "3.8 ms"),
+        ("decode: weights", 3.8, BLUE, "3.8 ms"),
+        ("decode: arithmetic", 0.02, GREYS, "≈ 20 µs"),
+    ]
+    y = hbars(s, 56, rows, 100, [0.01, 0.1, 1, 10, 100], "milliseconds per pass (log)", label_w=160, bar_h=28,
+              gap=12, log=True, vmin=0.01)
+    s.text(16, y, "Prefill: 2,048-token prompt at 780 TFLOP/s (TTFT).", fill=GREY)
+    s.text(16, y + 20, "Decode: 16 GB of BF16 weights at 4.2 TB/s (TPOT).", fill=GREY)
+    s.h = y + 34
+    s.save("47-floors")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 48
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f48_glue():
+    s = Svg(
+        400,
+        "Bytes moved by the glue of one decoder layer in eager prefill, and its time next to the GEMMs",
+        "Prefill of 8,192 tokens through one Llama-3-8B-shaped layer, run eagerly: two RMSNorms move 2.42 GB, two "
+        "residual adds 0.40 GB, SiLU and the multiply 1.17 GB, about 4 GB before rotary embeddings. At 4.2 TB/s that "
+        "is about a millisecond, against about 4.6 ms for the seven projections at 780 TFLOP/s.",
+    )
+    s.heading("Glue between GEMMs, one layer, T = 8192")
+    rows = [
+        ("RMSNorm × 2", 2.42, RED),
+        ("residual add × 2", 0.40, ORANGE, "0.40"),
+        ("SiLU, multiply", 1.17, ORANGE),
+    ]
+    y = hbars(s, 56, rows, 3, [0, 1, 2, 3], "GB moved (eager, one kernel per op)", label_w=150, bar_h=28, gap=12)
+    s.text(16, y - 4, "Time at the machine's limits:", bold=True)
+    x0, scale = 150, 300 / 5.0
+    s.text(x0 - 8, y + 26, "7 projections", anchor="end")
+    s.box(x0, y + 8, 4.6 * scale, 28, "≈ 4.6 ms", BLUE)
+    s.text(x0 - 8, y + 66, "glue ≈ 4 GB", anchor="end")
+    s.box(x0, y + 48, 0.95 * scale, 28, "", RED)
+    s.text(x0 + 0.95 * scale + 8, y + 67, "≈ 1 ms, over a fifth", bold=True)
+    s.h = y + 92
+    s.save("48-glue")
+
+
+@figure
+def f48_kinds():
+    s = Svg(
+        520,
+        "Five kinds of fusion",
+        "Elementwise chains: element i in, element i out, one thread per element. Reduction then elementwise: a row's "
+        "statistic, then every element of the row scaled by it, one block or warp per row. Horizontal: the query, key "
+        "and value weights concatenated into one matrix, one GEMM reading the input once. Epilogue: bias, activation "
+        "and residual applied to the accumulators in registers before the single store. Prologue: 4-bit weights "
+        "dequantised in registers after the load, before the tensor cores.",
+    )
+    s.heading("Five kinds of fusion")
+    items = [
+        ("Elementwise chain", ["x[i]", "f", "g", "y[i]"]),
+        ("Reduction, then elementwise", ["row", "Σ or max", "scale row", "y"]),
+        ("Horizontal", ["x", "[Wq | Wk | Wv]", "q, k, v"]),
+        ("Epilogue (in a GEMM)", ["acc (regs)", "+bias, act", "+res", "store"]),
+        ("Prologue (in a GEMM)", ["load int4", "dequant", "tensor core"]),
+    ]
+    y = 56
+    for title, steps in items:
+        s.text(16, y, title, bold=True)
+        n = len(steps)
+        bw = (448 - 26 * (n - 1)) / n
+        for i, st in enumerate(steps):
+            x = 16 + i * (bw + 26)
+            s.box(x, y + 10, bw, 36, st, GREEN if i in (0, n - 1) else BLUE)
+            if i < n - 1:
+                s.line(x + bw + 2, y + 28, x + bw + 24, y + 28, INK, 1.5, arrow=True)
+        y += 88
+    s.text(16, y - 12, "Green boxes touch memory; blue ones stay in registers.", fill=GREY)
+    s.h = y + 2
+    s.save("48-kinds")
+
+
+@figure
+def f48_bytes():
+    s = Svg(
+        380,
+        "Bytes per element unfused and fused for three cases in this capsule",
+        "RMSNorm: 36 bytes per element over eight eager kernels, 4 fused. GEMM epilogue of bias, activation and "
+        "residual: 12 bytes per output element as separate kernels, 4 fused. SwiGLU's silu(g) times u: 10 bytes per "
+        "element as two kernels, 6 fused.",
+    )
+    s.heading("Bytes per element: unfused against fused")
+    rows = [
+        ("RMSNorm, eager", 36, RED),
+        ("RMSNorm, fused", 4, GREEN),
+        ("epilogue, 3 kernels", 12, RED),
+        ("epilogue, fused", 4, GREEN),
+        ("SwiGLU, 2 kernels", 10, RED),
+        ("SwiGLU, fused", 6, GREEN),
+    ]
+    hbars(s, 56, rows, 40, [0, 10, 20, 30, 40], "bytes of HBM traffic per element", label_w=160, bar_h=24, gap=8)
+    s.save("48-bytes")
+
+
 def main(names):
     chosen = names or sorted(FIGURES)
     for name in chosen:
