@@ -1244,6 +1244,222 @@ def f48_bytes():
     s.save("48-bytes")
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 49
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f49_traffic():
+    s = Svg(
+        330,
+        "Bytes per element that each softmax variant moves",
+        "The three-pass kernel reads x three times and writes y once, 16 bytes per element, though its second and "
+        "third reads mostly hit L2; the online kernel with two passes over global memory reads x twice, 12 bytes; the "
+        "online kernel that keeps the row on chip reads x once and writes y once, 8 bytes, the minimum.",
+    )
+    s.heading("Softmax traffic per element (FP32)")
+    rows = [
+        ("three passes", 16, RED, "16: 3 reads + 1 write"),
+        ("online, 2 passes", 12, ORANGE, "12: 2 reads + 1 write"),
+        ("online, row on chip", 8, GREEN, "8: the minimum"),
+    ]
+    y = hbars(s, 56, rows, 20, [0, 4, 8, 12, 16, 20], "bytes per element through L2 or HBM", label_w=160, bar_h=30,
+              gap=12)
+    s.text(16, y, "Speed of light: 8 bytes × elements / 4.2 TB/s,", fill=GREY)
+    s.text(16, y + 20, "about 32 µs for 4096 × 4096.", fill=GREY)
+    s.h = y + 34
+    s.save("49-traffic")
+
+
+@figure
+def f49_merge():
+    s = Svg(
+        430,
+        "Merging two partial softmax statistics for the row 2, 1, 5, 3, 9, 4",
+        "The row is split between two threads. The first summarises 2, 1, 5 as maximum 5 and sum 1.068 (e to the -3, "
+        "e to the -4 and 1); the second summarises 3, 9, 4 as maximum 9 and sum 1.009. Merging gives maximum 9 and sum "
+        "1.068 times e to the -4 plus 1.009, which is 1.029: the same as the one-element-at-a-time recurrence.",
+    )
+    s.heading("Merging two partial statistics (m, d)")
+    y = 60
+    s.text(16, y, "x =", bold=True)
+    for i, v in enumerate([2, 1, 5, 3, 9, 4]):
+        s.box(60 + i * 66 + (20 if i >= 3 else 0), y - 22, 56, 32, str(v), GREYS if i < 3 else BLUE)
+    y = 130
+    s.box(40, y, 180, 64, ["m_a = 5", "d_a = 1.068"], GREYS, bold=True)
+    s.box(260, y, 180, 64, ["m_b = 9", "d_b = 1.009"], BLUE, bold=True)
+    s.line(150, 74, 130, y - 2, INK, 1.5, arrow=True)
+    s.line(330, 74, 350, y - 2, INK, 1.5, arrow=True)
+    y = 250
+    s.line(130, 196, 220, y - 2, INK, 1.5, arrow=True)
+    s.line(350, 196, 260, y - 2, INK, 1.5, arrow=True)
+    s.box(110, y, 260, 64, ["m = max(5, 9) = 9", "d = 1.068·e⁻⁴ + 1.009·e⁰"], GREEN, bold=True)
+    s.text(240, y + 94, "= 0.020 + 1.009 = 1.029", anchor="middle", bold=True)
+    s.text(16, y + 130, "Threads, then warps by shuffles, then blocks:", fill=GREY)
+    s.text(16, y + 150, "the merge is associative, so any tree works.", fill=GREY)
+    s.h = y + 164
+    s.save("49-merge")
+
+
+@figure
+def f49_long_rows():
+    s = Svg(
+        390,
+        "One block per row at 32 rows of 131,072 leaves most SMs idle",
+        "The H200's 132 SMs drawn as a grid. With one block per row, the 32 by 131072 benchmark occupies 32 SMs and "
+        "leaves 100 idle, and no single SM can pull a quarter of the chip's bandwidth; the 4096 by 4096 benchmark has "
+        "4,096 rows, enough blocks for every SM many times over.",
+    )
+    s.heading("32 × 131072 with one block per row")
+    x0, y0, c = 40, 52, 32
+    for i in range(132):
+        r, col = divmod(i, 12)
+        s.rect(x0 + col * (c + 2), y0 + r * (c + 2), c, c, GREEN if i < 32 else WHITE, sw=0.8)
+    y = y0 + 11 * (c + 2) + 24
+    s.rect(16, y - 13, 16, 16, GREEN, sw=0.8)
+    s.text(38, y, "an SM with a row: 32 of 132")
+    s.text(16, y + 24, "Split each row across blocks and merge their (m, d).", fill=GREY)
+    s.h = y + 38
+    s.save("49-long-rows")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 50
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f50_block_sum():
+    s = Svg(
+        430,
+        "How a block of 256 threads reduces a row's sum of squares",
+        "Eight warps of 32 threads. In each warp five butterfly shuffles add the 32 partial sums without touching "
+        "memory; lane 0 of each warp writes its warp's sum to one of 8 floats in shared memory; after one barrier every "
+        "thread adds the 8 values and computes 1 / rms, then scales the 16 values of x it still holds in registers.",
+    )
+    s.heading("block_sum: shuffles, 8 floats, one barrier")
+    y = 52
+    for w in range(8):
+        s.box(16 + w * 56, y, 50, 44, [f"w{w}"], BLUE)
+    s.text(16, y + 66, "each warp: 5 shuffle steps (16, 8, 4, 2, 1)", fill=GREY)
+    y = 150
+    for w in range(8):
+        s.box(16 + w * 56, y, 50, 34, "Σ", ORANGE)
+    s.text(16, y + 56, "lane 0 of each warp → warp_sums[8] in shared memory", fill=GREY)
+    y = 240
+    s.rect(16, y, 448, 6, GREYS)
+    s.text(240, y + 28, "__syncthreads()", anchor="middle", bold=True)
+    y = 300
+    s.box(16, y, 448, 44, "every thread: Σ of 8 values → rsqrt(mean + ε)", GREEN)
+    s.text(16, y + 74, "Then each thread scales the 16 values it holds:", fill=GREY)
+    s.text(16, y + 94, "x crosses HBM once, y once: 4 bytes per element.", fill=GREY)
+    s.h = y + 108
+    s.save("50-block-sum")
+
+
+@figure
+def f50_fused_bytes():
+    s = Svg(
+        330,
+        "Bytes per element with and without the two fusions of this capsule",
+        "Residual add then RMSNorm: 10 bytes per element in two kernels, 8 fused. RMSNorm then FP8 quantisation: 7 "
+        "bytes per element in two kernels, 3 fused, plus one scale per row.",
+    )
+    s.heading("Fusing the neighbours of a norm")
+    rows = [
+        ("add, then norm", 10, RED),
+        ("add + norm fused", 8, GREEN),
+        ("norm, then FP8", 7, RED),
+        ("norm + FP8 fused", 3, GREEN),
+    ]
+    hbars(s, 56, rows, 12, [0, 2, 4, 6, 8, 10, 12], "bytes of HBM traffic per element", label_w=160, bar_h=28,
+          gap=12)
+    s.save("50-fused-bytes")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 51
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f51_score_growth():
+    s = Svg(
+        370,
+        "Size of the FP32 score matrix against sequence length and heads",
+        "Bytes of S = 4 b h N squared, on a logarithmic axis in GiB: 64 MiB for one head at N = 4096; 1 GiB for one "
+        "head at N = 16384; 8 GiB for 8 heads at 16384, the judge's largest benchmark; 32 GiB for 32 heads at 16384; "
+        "64 GiB for one head at 128K tokens.",
+    )
+    s.heading("The score matrix grows as N²")
+    rows = [
+        ("N = 4096, 1 head", 0.0625, BLUE, "64 MiB"),
+        ("N = 16384, 1 head", 1, BLUE, "1 GiB"),
+        ("16384, 8 heads", 8, ORANGE, "8 GiB"),
+        ("16384, 32 heads", 32, RED, "32 GiB"),
+        ("N = 128K, 1 head", 64, RED, "64 GiB"),
+    ]
+    y = hbars(s, 56, rows, 100, [0.01, 0.1, 1, 10, 100], "GiB of FP32 scores (log)", label_w=160, bar_h=26, gap=10,
+              log=True, vmin=0.01)
+    s.save("51-score-growth")
+
+
+@figure
+def f51_time_split():
+    s = Svg(
+        330,
+        "Time of the two GEMMs against the time of the memory traffic in naive attention",
+        "One head at N = 4096 and d = 128: the two products, 8.6 GFLOP, take about 11 microseconds at 780 TFLOP/s; "
+        "the 324 MiB of traffic take about 80 microseconds at 4.2 TB/s. The pipeline's intensity is about d / 5, 26 "
+        "FLOP per byte, far below the ridge of about 186.",
+    )
+    s.heading("Naive attention is memory-bound")
+    rows = [
+        ("2 GEMMs, 8.6 GFLOP", 11, GREEN, "≈ 11 µs"),
+        ("324 MiB of traffic", 80, RED, "≈ 80 µs"),
+    ]
+    y = hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "µs per head, N = 4096, d = 128", label_w=170, bar_h=32,
+              gap=14)
+    s.text(16, y, "Intensity 4N²d / ≈ 20N² = d / 5 ≈ 26 FLOP/byte,", fill=GREY)
+    s.text(16, y + 20, "against a ridge of about 186. Faster GEMMs barely help.", fill=GREY)
+    s.h = y + 34
+    s.save("51-time-split")
+
+
+@figure
+def f51_head_sharing():
+    s = Svg(
+        440,
+        "Multi-head, grouped-query and multi-query attention",
+        "Eight query heads drawn above their key-value heads. Multi-head: each query head has its own K and V, eight "
+        "KV heads. Grouped-query: groups of four query heads share one KV head, two KV heads, the ratio of Llama 3 "
+        "8B's 32 query heads and 8 KV heads. Multi-query: all eight share one KV head. Query head t reads KV head "
+        "floor(t times h_kv / h).",
+    )
+    s.heading("Which K and V each query head reads")
+    panels = [("Multi-head (MHA): h_kv = h", 8, BLUE), ("Grouped-query (GQA): groups of 4", 2, GREEN),
+              ("Multi-query (MQA): h_kv = 1", 1, ORANGE)]
+    y = 56
+    for title, kv, col in panels:
+        s.text(16, y, title, bold=True)
+        qy, ky = y + 12, y + 72
+        for q in range(8):
+            s.box(24 + q * 56, qy, 44, 26, f"q{q}", GREYS)
+        kw = 448 / kv
+        for k in range(kv):
+            cx = 16 + kw * k + kw / 2
+            s.box(cx - 22 if kv == 8 else cx - 40, ky, 44 if kv == 8 else 80, 26, f"kv{k}", col)
+        for q in range(8):
+            k = q * kv // 8
+            cx = 16 + kw * k + kw / 2
+            s.line(24 + q * 56 + 22, qy + 26, cx, ky, GREY, 1)
+        y += 120
+    s.text(16, y + 4, "Query head t reads KV head ⌊t · h_kv / h⌋.", fill=GREY)
+    s.h = y + 18
+    s.save("51-head-sharing")
+
+
 def main(names):
     chosen = names or sorted(FIGURES)
     for name in chosen:
