@@ -272,7 +272,7 @@ def f55_ladder():
         f.r(X(0), y + 10, X(lo) - X(0), 26, LIGHT, GREY, opacity=0.8)
         f.r(X(lo), y + 10, X(hi) - X(lo), 26, fill, stroke, sw=2)
         f.t(X(lo) - 6, y + 29, f"{lo} to {hi}%", anchor="end", bold=True)
-    f.t(20, 258, "Bars: the range over 64, 128 and 256 sequences.", size=15, fill=GREY)
+    f.t(20, 258, "Each bar: the range the capsule states.", size=15, fill=GREY)
     return f
 
 
@@ -536,9 +536,9 @@ def f59_tx_count():
         "59-tx-count", 360,
         "The transaction count of one full barrier during one stage",
         "A step chart of the bytes still expected by stage s's full barrier. The producer's arrive.expect_tx raises "
-        "the count to 49,152 bytes and makes the only expected arrival. The box of A lands and subtracts 16,384, "
+        "the count to 49,152 bytes. The box of A lands and subtracts 16,384, "
         "then the four boxes of B subtract 8,192 each, in whatever order they land: 32,768, 24,576, 16,384, 8,192 "
-        "and 0. When the count reaches zero with no arrival pending, the phase completes and the consumers waiting "
+        "and 0. When the count and the pending arrivals reach zero, the phase completes and the consumers waiting "
         "on its parity go ahead.",
     )
     f.heading("full[s]: bytes still expected")
