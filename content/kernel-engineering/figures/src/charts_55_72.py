@@ -1960,6 +1960,177 @@ def f72_context():
     return f
 
 
+@figure
+def f63_stochastic():
+    f = Fig(
+        "63-stochastic", 400,
+        "Round-to-nearest against stochastic rounding on the E2M1 grid",
+        "Two values on the grid of E2M1 magnitudes, in units of the block scale. 2.4 lies between the codes 2 and "
+        "3: round-to-nearest always gives 2, while stochastic rounding gives 3 with probability 0.4 and 2 with "
+        "probability 0.6, whose mean is 2.4. 0.2 lies between 0 and 0.5: round-to-nearest always gives 0, so many "
+        "small gradients vanish; stochastic rounding gives 0.5 with probability 0.4, mean 0.2.",
+    )
+    f.heading("Rounding 2.4 and 0.2 to E2M1")
+    x0, x1 = 30, 450
+    def X(v):
+        return x0 + (x1 - x0) * v / 6
+    y = 90
+    f.l(x0, y, x1, y)
+    for v in (0, 0.5, 1, 1.5, 2, 3, 4, 6):
+        f.l(X(v), y - 8, X(v), y + 8, sw=2)
+    for v in (0, 1, 2, 3, 4, 6):
+        f.t(X(v), y + 28, f"{v:g}", size=15, anchor="middle")
+    f.t(X(0.5), y - 16, "0.5", size=15, anchor="middle", fill=GREY)
+    for v, lo, hi, p, yy in ((2.4, 2, 3, 0.4, 160), (0.2, 0, 0.5, 0.4, 290)):
+        f.t(16, yy, f"x = {v:g} (between {lo:g} and {hi:g})", size=15, bold=True)
+        f.t(16, yy + 26, f"nearest: always {lo:g}; bias {lo - v:+g}", size=15, fill=RED_S)
+        f.t(16, yy + 50, f"stochastic: {hi:g} with p = {p:g}, {lo:g} with p = {1 - p:g}", size=15, fill=GREEN_S)
+        f.t(16, yy + 74, f"mean = {hi:g} x {p:g} + {lo:g} x {1 - p:g} = {v:g}", size=15)
+        f.c(X(v), y, 5, ORANGE, ORANGE_S)
+    return f
+
+
+@figure
+def f63_quantiser():
+    f = Fig(
+        "63-quantiser", 470,
+        "The steps of an on-the-fly NVFP4 quantiser for one block of 16 values",
+        "For one block of 16 BF16 values, 32 bytes in: take the largest magnitude; compute the block scale and "
+        "round it to E4M3 first; divide each value by the tensor scale times the rounded block scale; round each to "
+        "E2M1, nearest-even and saturating at 6; pack two codes per byte; write 8 bytes of codes and 1 byte of "
+        "scale in the layout the GEMM expects. That is 2 bytes read and 0.5625 written per element: about 40 "
+        "microseconds for an 8192 by 8192 matrix at 4.1 to 4.3 TB/s.",
+    )
+    f.heading("NVFP4 on the fly: one block of 16")
+    steps = [("16 BF16 values in registers (32 bytes)", LIGHT, GREY),
+             ("a = max |x|", BLUE, BLUE_S),
+             ("block scale = a / 6 / s_tensor, to E4M3 first", BLUE, BLUE_S),
+             ("q = x / (s_tensor x rounded scale)", BLUE, BLUE_S),
+             ("to_e2m1: nearest-even, saturate at 6", BLUE, BLUE_S),
+             ("pack 2 codes per byte", BLUE, BLUE_S),
+             ("write 8 B of codes + 1 B of scale", GREEN, GREEN_S)]
+    for i, (label, fill, stroke) in enumerate(steps):
+        y = 44 + i * 50
+        f.box(16, y, 448, 36, label, fill, stroke)
+        if i < len(steps) - 1:
+            f.l(240, y + 37, 240, y + 49, arrow=True)
+    f.t(16, 418, "2 B read + 0.5625 B written per element:", size=15, bold=True)
+    f.t(16, 442, "8192 x 8192 (128 MiB) ≈ 40 µs at ~4.2 TB/s", size=15)
+    return f
+
+
+@figure
+def f65_kv_rollback():
+    f = Fig(
+        "65-kv-rollback", 400,
+        "KV cache after verification: rollback for a linear draft, compaction for a tree",
+        "Top: a linear draft of four tokens writes keys and values into the next four slots of the paged cache; "
+        "x1 and x2 are accepted and x3 and x4 rejected, so rollback only sets the sequence length back and the "
+        "rejected slots are overwritten next step. Bottom: a tree of six nodes is written in node order; the "
+        "accepted path, nodes 2 and 5, sits in scattered slots and a small gather kernel compacts it into "
+        "consecutive slots.",
+    )
+    f.heading("After verification: keep the accepted K/V")
+    f.t(16, 60, "linear draft: set the length back", size=15, bold=True)
+    slots = [("prefix", LIGHT, GREY, 100), ("x1", GREEN, GREEN_S, 60), ("x2", GREEN, GREEN_S, 60),
+             ("x3", RED, RED_S, 60), ("x4", RED, RED_S, 60)]
+    x = 16
+    for label, fill, stroke, w in slots:
+        f.box(x, 72, w, 34, label, fill, stroke)
+        x += w + 4
+    f.l(16 + 100 + 4 + 128 + 2, 66, 16 + 100 + 4 + 128 + 2, 116, stroke=INK, sw=3)
+    f.t(16, 138, "new length after x2: x3, x4 overwritten next step", size=15)
+    f.l(16, 158, W - 16, 158, stroke=RULE)
+    f.t(16, 188, "tree draft: gather the accepted path", size=15, bold=True)
+    x = 16
+    f.box(x, 200, 80, 34, "prefix", LIGHT, GREY)
+    for n in range(1, 7):
+        acc = n in (2, 5)
+        f.box(x + 84 + (n - 1) * 62, 200, 58, 34, f"n{n}", GREEN if acc else LIGHT, GREEN_S if acc else GREY)
+    f.p(f"M {16 + 84 + 62 + 29} 236 Q 200 280 130 300", arrow=True, stroke=GREEN_S)
+    f.p(f"M {16 + 84 + 4 * 62 + 29} 236 Q 300 290 192 300", arrow=True, stroke=GREEN_S)
+    f.box(16, 302, 80, 34, "prefix", LIGHT, GREY)
+    f.box(100, 302, 58, 34, "n2", GREEN, GREEN_S)
+    f.box(162, 302, 58, 34, "n5", GREEN, GREEN_S)
+    f.t(16, 372, "Accepted path 0 → 2 → 5, compacted by a gather.", size=15)
+    return f
+
+
+@figure
+def f66_smem_budget():
+    f = Fig(
+        "66-smem-budget", 220,
+        "Shared memory of the CUTLASS example: four 48 KB stages within 227 KB",
+        "A bar of the 227 KB of shared memory a block may opt in to: four pipeline stages of 48 KB, 16 KB of A and "
+        "32 KB of B each, take 192 KB; the epilogue's buffers and the barriers fit in the remaining 35 KB. The "
+        "builder's automatic stage count is whatever fits after the epilogue.",
+    )
+    f.heading("227 KB of shared memory per block")
+    x0, width = 16, 448
+    def Wd(v):
+        return width * v / 227
+    x = x0
+    for k in range(4):
+        f.box(x, 50, Wd(48), 44, f"stage {k}", BLUE if k % 2 == 0 else "#90cdf4", BLUE_S)
+        x += Wd(48)
+    f.box(x, 50, Wd(35), 44, "epi", ORANGE, ORANGE_S)
+    f.t(x0, 124, "4 stages x 48 KB (16 KB A + 32 KB B) = 192 KB", size=15)
+    f.t(x0, 148, "epilogue buffers and barriers: within the last 35 KB", size=15)
+    f.t(x0, 190, "Stage count = what fits after the epilogue.", size=15, bold=True)
+    return f
+
+
+@figure
+def f67_where_thread():
+    f = Fig(
+        "67-where-thread", 420,
+        "Where the thread disappears: CUDA, CuTe and Triton",
+        "Three levels. In CUDA C++ the author writes one thread's work and computes every index. In CuTe the unit is "
+        "still the thread, but threads and data are described by layouts and partitioned by algebra, with copy and "
+        "MMA atoms for the instructions. In Triton and the tile languages the author writes what one program "
+        "instance does to blocks of data, and the compiler maps it to threads, shared memory, vector loads and "
+        "tensor-core instructions.",
+    )
+    f.heading("What the author writes, what is decided")
+    rows = [("CUDA C++", ["you: one thread, every index,", "every copy, barrier and fragment"], ORANGE, ORANGE_S),
+            ("CuTe", ["you: threads, described by layouts;", "algebra partitions tiles; atoms"], PURPLE, PURPLE_S),
+            ("Triton", ["you: one program on blocks;", "compiler: threads, smem, MMA"], GREEN, GREEN_S)]
+    for i, (name, lines, fill, stroke) in enumerate(rows):
+        y = 48 + i * 110
+        f.box(16, y, 110, 84, name, fill, stroke, bold_first=True)
+        f.box(134, y, 330, 84, lines, "#ffffff", stroke)
+    f.t(16, 394, "Down the list, the compiler decides more.", size=15, bold=True)
+    return f
+
+
+@figure
+def f71_conv_reuse():
+    f = Fig(
+        "71-conv-reuse", 300,
+        "Input reuse between neighbouring outputs of an 11 by 11 convolution with stride 4",
+        "Along one dimension of the input, the 11-wide windows of three neighbouring outputs start 4 apart: columns "
+        "0 to 10, 4 to 14 and 8 to 18. Neighbours share 7 of their 11 columns, so two outputs side by side share "
+        "7 times 11, 77, of their 121 inputs, and staging an input patch in shared memory and computing several outputs per thread reuses most "
+        "loads.",
+    )
+    f.heading("11 x 11 filter, stride 4: shared inputs")
+    c = 20
+    x0 = 30
+    for j in range(21):
+        f.r(x0 + j * c, 50, c, 22, LIGHT, GREY, sw=0.6)
+        if j % 4 == 0:
+            f.t(x0 + j * c + c / 2, 90, str(j), size=15, anchor="middle", fill=GREY)
+    cols = [(BLUE, BLUE_S), (GREEN, GREEN_S), (ORANGE, ORANGE_S)]
+    for k in range(3):
+        fill, stroke = cols[k]
+        y = 104 + k * 34
+        f.r(x0 + 4 * k * c, y, 11 * c, 26, fill, stroke)
+        f.t(x0 + 4 * k * c + 6, y + 19, f"output {k}: inputs {4 * k}-{4 * k + 10}", size=15)
+    f.t(16, 240, "Neighbours share 7 of 11 columns: side by side,", size=15)
+    f.t(16, 264, "77 of 121 inputs. Stage the patch once.", size=15, bold=True)
+    return f
+
+
 def main(prefixes):
     problems = []
     for name, fn in FIGURES.items():
