@@ -2131,6 +2131,64 @@ def f71_conv_reuse():
     return f
 
 
+@figure
+def f68_repro():
+    f = Fig(
+        "68-repro", 440,
+        "From a failure in a serving engine to a small reproduction",
+        "A funnel of four steps. A failure inside a serving engine with a model and a load generator; capture the "
+        "failing call's shapes, strides, dtypes and data, or only its metadata after a sticky error; write a "
+        "standalone test with the captured inputs and a higher-precision reference; shrink batch, sequence and heads "
+        "until removing anything hides the bug. The shrunk case is very often a boundary: a dimension one past a "
+        "tile, a sequence of length 1, an empty expert.",
+    )
+    f.heading("Shrink the failure to a script")
+    steps = [(448, "engine + model + load: the bug appears", RED, RED_S),
+             (400, "capture shapes, strides, dtypes, data", ORANGE, ORANGE_S),
+             (352, "standalone test + higher-precision reference", BLUE, BLUE_S),
+             (304, "shrink: batch, sequence, heads", GREEN, GREEN_S)]
+    for i, (w, label, fill, stroke) in enumerate(steps):
+        y = 48 + i * 70
+        f.box(240 - w / 2, y, w, 46, label, fill, stroke)
+        if i < 3:
+            f.l(240, y + 48, 240, y + 68, arrow=True)
+    f.t(16, 348, "What is left is usually a boundary:", size=15, bold=True)
+    f.t(16, 374, "a dimension one past a tile, a sequence of", size=15)
+    f.t(16, 398, "length 1, an empty expert.", size=15)
+    f.t(16, 428, "After a sticky error: log metadata, replay it.", size=15, fill=GREY)
+    return f
+
+
+@figure
+def f70_ideas():
+    f = Fig(
+        "70-ideas", 430,
+        "Branching over code against branching over ideas",
+        "Left: code-level mutation tends to stay local, renaming, reordering or tweaking a constant of one kernel. "
+        "Right: asking first for distinct optimisation ideas in prose, such as keeping the row in registers and "
+        "fusing the normalisation, a warp per row with shuffles instead of shared memory, or converting to FP16 "
+        "for tensor cores, then implementing each, gives structurally different candidates per round, and the "
+        "winning ideas are carried into the next round's prompt.",
+    )
+    f.heading("Branch over code, or over ideas?")
+    f.t(16, 62, "code mutations: local", size=15, bold=True)
+    f.box(16, 74, 130, 36, "kernel", LIGHT, GREY)
+    for i, lab in enumerate(("rename", "reorder", "tweak a constant")):
+        f.l(146, 92, 176, 84 + i * 40 - 10 + 12, stroke=GREY, arrow=True)
+        f.box(178, 70 + i * 40, 180, 32, lab, LIGHT, GREY)
+    f.l(16, 204, W - 16, 204, stroke=RULE)
+    f.t(16, 234, "ideas first, in prose: structural", size=15, bold=True)
+    ideas = ["row in registers, fused norm", "warp per row, shuffles", "FP16 on tensor cores"]
+    for i, lab in enumerate(ideas):
+        y = 248 + i * 52
+        f.box(16, y, 270, 40, lab, PURPLE, PURPLE_S)
+        for k in range(3):
+            f.l(288, y + 20, 318 + k * 40, y + 20, stroke=GREY) if k == 0 else None
+            f.c(330 + k * 40, y + 20, 11, BLUE, BLUE_S)
+    f.t(16, 418, "Each idea: several implementations (circles).", size=15)
+    return f
+
+
 def main(prefixes):
     problems = []
     for name, fn in FIGURES.items():
