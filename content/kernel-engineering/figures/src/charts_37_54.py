@@ -1460,6 +1460,265 @@ def f51_head_sharing():
     s.save("51-head-sharing")
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 52
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f52_tile_update():
+    s = Svg(
+        470,
+        "The per-row update when one tile of scores arrives",
+        "Per query row the kernel carries m, l and o between tiles. A new tile brings scores s_1 to s_Bc, kept on chip. "
+        "The new maximum m' is the larger of m and the tile's maximum; the factor alpha = e^(m - m') rescales the past; "
+        "the tile's weights are p_c = e^(s_c - m'); the new sum is alpha l plus the sum of p_c; the new output is "
+        "alpha l o plus the sum of p_c v_c, divided by the new sum. m', l' and o' are carried to the next tile.",
+    )
+    s.heading("One query row, one new tile")
+    s.box(16, 50, 200, 56, ["carried: m, ℓ, o", "(from earlier tiles)"], GREYS)
+    s.box(264, 50, 200, 56, ["tile: s₁ … s_Bc", "and v₁ … v_Bc (on chip)"], BLUE)
+    s.line(116, 108, 200, 140, INK, 1.5, arrow=True)
+    s.line(364, 108, 280, 140, INK, 1.5, arrow=True)
+    s.box(90, 142, 300, 40, "m′ = max(m, max_c s_c)", ORANGE, bold=True)
+    s.line(180, 184, 130, 214, INK, 1.5, arrow=True)
+    s.line(300, 184, 350, 214, INK, 1.5, arrow=True)
+    s.box(16, 216, 214, 40, "α = e^(m − m′) ≤ 1", ORANGE)
+    s.box(250, 216, 214, 40, "p_c = e^(s_c − m′)", ORANGE)
+    s.line(123, 258, 123, 286, INK, 1.5, arrow=True)
+    s.line(357, 258, 357, 286, INK, 1.5, arrow=True)
+    s.box(16, 288, 448, 40, "ℓ′ = α ℓ + Σ p_c", GREEN)
+    s.box(16, 338, 448, 40, "o′ = (α ℓ o + Σ p_c v_c) / ℓ′", GREEN)
+    s.text(16, 408, "α rescales everything accumulated against the old", fill=GREY)
+    s.text(16, 428, "maximum; on the first tile m = −∞ gives α = 0.", fill=GREY)
+    s.text(16, 448, "m′, ℓ′, o′ are carried to the next tile.", fill=GREY)
+    s.h = 462
+    s.save("52-tile-update")
+
+
+@figure
+def f52_loop_order():
+    s = Svg(
+        420,
+        "The original FlashAttention loop order over tiles",
+        "A 4 by 4 grid of score tiles, query blocks Q_0 to Q_3 down and key blocks K_0 to K_3 across, numbered in the "
+        "order they are visited: column by column. The outer loop loads each K_j and V_j into shared memory once; the "
+        "inner loop visits every query block, reading Q_i, its output and its statistics from HBM and writing the output "
+        "and statistics back, once per key tile.",
+    )
+    s.heading("Version one: key tiles outside, queries inside")
+    x0, y0, c = 70, 80, 56
+    for j in range(4):
+        s.text(x0 + j * c + c / 2, y0 - 10, f"K{j}, V{j}", anchor="middle", bold=True)
+    for i in range(4):
+        s.text(x0 - 8, y0 + i * c + c / 2 + 5, f"Q{i}", anchor="end", bold=True)
+        for j in range(4):
+            s.box(x0 + j * c, y0 + i * c, c, c, str(4 * j + i + 1), GREEN if j == 1 else GREYS)
+    for j in range(4):
+        s.line(x0 + j * c + c - 8, y0 + 8, x0 + j * c + c - 8, y0 + 4 * c - 6, BLUE[1], 1.5, arrow=True)
+    tx = 316
+    for k, line in enumerate(["Numbers: visit order.", "", "K_j, V_j: loaded", "once each.", "",
+                              "Q_i, O_i, m_i, ℓ_i:", "read and written", "once per key tile,", "N / B_c times."]):
+        if line:
+            s.text(tx, y0 + 12 + 20 * k, line)
+    y = y0 + 4 * c + 34
+    s.text(16, y, "Bytes ≈ 2Nd·b_kv + (N²d / B_c)(b_q + 2b_o):", bold=True)
+    s.text(16, y + 22, "still N², but with d / B_c in place of the naive")
+    s.text(16, y + 42, "kernel's 20-odd bytes per score, and no N² workspace.")
+    s.h = y + 56
+    s.save("52-loop-order")
+
+
+@figure
+def f52_backward():
+    s = Svg(
+        380,
+        "What the forward pass keeps for the backward pass, standard against FlashAttention",
+        "Standard attention saves the probability matrix P, N by N, 64 MiB per head at N = 4096 in FP32, and the "
+        "backward pass reads it back. FlashAttention saves the output O and one log-sum-exp L per query row, 16 KiB per "
+        "head at N = 4096, and recomputes each tile of P as e^(S_ij - L_i) from Q and K: more FLOPs, no N squared "
+        "storage or reads.",
+    )
+    s.heading("Saved for backward: P, or only L")
+    s.text(16, 62, "Standard", bold=True, fill=RED[1])
+    s.box(16, 74, 200, 120, ["P: N × N", "64 MiB per head", "(N = 4096, FP32)"], RED)
+    s.text(264, 62, "FlashAttention", bold=True, fill=GREEN[1])
+    s.box(264, 74, 200, 30, "L = m + ln ℓ: N floats", GREEN)
+    s.text(364, 124, "16 KiB per head", anchor="middle")
+    s.box(264, 144, 200, 50, ["recompute each tile:", "P_ij = e^(S_ij − L_i)"], BLUE)
+    s.text(16, 232, "The backward pass reads P: N² again.", fill=RED[1])
+    s.text(16, 256, "FlashAttention redoes QKᵀ tile by tile instead:", fill=GREEN[1])
+    s.text(16, 276, "extra FLOPs, no N² storage, no N² reads. The kernel", fill=GREEN[1])
+    s.text(16, 296, "was memory-bound, so the trade pays.", fill=GREEN[1])
+    s.text(16, 330, "Both also keep O (N × d), 1 MiB per head in BF16.", fill=GREY)
+    s.h = 346
+    s.save("52-backward")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 53
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f53_nonmatmul():
+    s = Svg(
+        300,
+        "Matrix-multiply throughput against ordinary FP32 throughput on the A100",
+        "From the A100's specification: 312 TFLOP/s of FP16 tensor-core matmul against 19.5 TFLOP/s of FP32 on the "
+        "ordinary pipes, so each non-matmul FLOP costs about 16 times as much as a matmul FLOP.",
+    )
+    s.heading("A100: why the softmax must stay lean")
+    rows = [("FP16 tensor cores", 312, GREEN), ("FP32 ordinary pipes", 19.5, RED)]
+    y = hbars(s, 56, rows, 350, [0, 50, 100, 150, 200, 250, 300, 350], "TFLOP/s (spec sheet)", label_w=170, bar_h=32,
+              gap=14)
+    s.text(16, y, "312 / 19.5 = 16: one exponential or rescale costs", fill=GREY)
+    s.text(16, y + 20, "as much time as 16 FLOPs of matrix multiply.", fill=GREY)
+    s.h = y + 34
+    s.save("53-nonmatmul")
+
+
+@figure
+def f53_grid():
+    s = Svg(
+        330,
+        "Thread blocks per launch in FlashAttention version one and version two",
+        "At N = 16384, query tiles of 128 rows, a batch of 2 and 16 heads: version one launches one block per batch and "
+        "head, 32 blocks, fewer than the 132 SMs; version two launches one block per query tile, head and batch, 4,096 "
+        "blocks. Logarithmic axis.",
+    )
+    s.heading("Blocks per launch (batch 2, 16 heads)")
+    rows = [("v1: (batch, head)", 32, RED), ("v2: + query tile", 4096, GREEN)]
+    y = hbars(s, 70, rows, 10000, [10, 100, 1000, 10000], "thread blocks (log), N = 16384, B_r = 128",
+              label_w=160, bar_h=32, gap=14, log=True, vmin=10, refs=[(132, "132 SMs", BLUE[1])])
+    s.text(16, y, "v1 leaves 100 of 132 SMs idle; v2's blocks of one head", fill=GREY)
+    s.text(16, y + 20, "stream the same K and V, so L2 serves most reads.", fill=GREY)
+    s.h = y + 34
+    s.save("53-grid")
+
+
+@figure
+def f53_warp_split():
+    s = Svg(
+        400,
+        "Splitting a tile among four warps by keys and by queries",
+        "Left, version one: the four warps split the key columns of the score tile, so each warp holds a partial "
+        "product for all 64 query rows, and the four partials must be rescaled and summed through shared memory with "
+        "barriers. Right, version two: warp w owns query rows 16w to 16w + 15 against the whole key tile, computes their "
+        "scores, softmax and output alone, and shares only the K and V tile in shared memory.",
+    )
+    s.heading("Four warps, one tile: split keys or queries")
+    cols = [BLUE, GREEN, ORANGE, PURPLE]
+    tw, th = 200, 200
+    x1, x2, y0 = 16, 264, 80
+    s.text(x1, y0 - 12, "v1: warps split keys", bold=True, fill=RED[1])
+    s.text(x2, y0 - 12, "v2: warps split queries", bold=True, fill=GREEN[1])
+    for w in range(4):
+        s.box(x1 + w * tw / 4, y0, tw / 4, th, f"w{w}", cols[w])
+        s.box(x2, y0 + w * th / 4, tw, th / 4, f"warp {w}: rows {16 * w}-{16 * w + 15}", cols[w])
+    s.text(x1 + tw / 2, y0 + th + 22, "keys →", anchor="middle", fill=GREY)
+    s.text(x2 + tw / 2, y0 + th + 22, "keys →", anchor="middle", fill=GREY)
+    y = y0 + th + 56
+    s.text(16, y, "v1: every warp has a partial P̃V for all rows;", fill=RED[1])
+    s.text(16, y + 20, "the four meet in shared memory, with barriers.", fill=RED[1])
+    s.text(16, y + 48, "v2: each warp owns its rows outright; only K_j, V_j", fill=GREEN[1])
+    s.text(16, y + 68, "are shared, and only read.", fill=GREEN[1])
+    s.h = y + 82
+    s.save("53-warp-split")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capsule 54
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f54_exp_budget():
+    s = Svg(
+        400,
+        "Softmax and matrix multiplies run in series and overlapped",
+        "On the H100, per score at d = 128 the exponential on the special-function units takes half as long as both "
+        "GEMMs on the tensor cores. Drawn in those units: run one after the other, each tile is QK-transpose, then the "
+        "exponentials, then PV, and the tensor cores idle a third of the time. Overlapped, the exponentials of one tile "
+        "run while the tensor cores multiply another, and the tensor cores stay busy.",
+    )
+    s.heading("Exponentials: half the time of both GEMMs")
+    u = 50
+    x0 = 112
+
+    def lane(y, label, segs):
+        s.text(x0 - 8, y + 21, label, anchor="end")
+        s.rect(x0, y, 6 * u + 48, 32, WHITE, dash="3 3")
+        for a, b, name, col in segs:
+            s.box(x0 + a * u, y, (b - a) * u, 32, name, col)
+
+    s.text(16, 62, "In series (capsule 53's loop)", bold=True)
+    lane(72, "tensor", [(0, 1, "QKᵀ", GREEN), (2, 3, "PV", GREEN), (3, 4, "QKᵀ", GREEN), (5, 6, "PV", GREEN)])
+    lane(110, "SFU", [(1, 2, "exp", ORANGE), (4, 5, "exp", ORANGE)])
+    s.text(16, 170, "tensor cores idle 1/3 of the time", fill=RED[1], bold=True)
+    s.text(16, 212, "Overlapped (two warpgroups, or a pipeline)", bold=True)
+    lane(222, "tensor", [(0, 1, "QKᵀ", GREEN), (1, 2, "QKᵀ", BLUE), (2, 3, "PV", GREEN), (3, 4, "PV", BLUE),
+                         (4, 5, "QKᵀ", GREEN), (5, 6, "QKᵀ", BLUE)])
+    lane(260, "SFU", [(1, 2, "exp", GREEN), (2, 3, "exp", BLUE), (5, 6, "exp", GREEN)])
+    s.text(16, 320, "t_exp / t_matmul = 989 / (3.9 × 512) ≈ 0.5", bold=True)
+    s.text(16, 342, "(H100 SXM: 989 TFLOP/s matmul, 3.9 TFLOP/s SFU).", fill=GREY)
+    s.text(16, 366, "Green and blue: two warpgroups' tiles.", fill=GREY)
+    s.h = 380
+    s.save("54-exp-budget")
+
+
+@figure
+def f54_producer_consumer():
+    s = Svg(
+        470,
+        "FlashAttention-3's warpgroups and the K/V ring between them",
+        "One thread block: a producer warpgroup, shrunk to about 40 registers a thread, in which one thread issues TMA "
+        "copies of Q once and of K_j and V_j into a ring of shared-memory stages, each with a full barrier; two consumer "
+        "warpgroups, grown to 232 registers, each owning 64 query rows, wait on a stage's full barrier, run the score "
+        "and output GEMMs with wgmma and the softmax, then arrive on the stage's empty barrier so the producer may refill it.",
+    )
+    s.heading("Producer, ring, consumers")
+    s.box(16, 52, 448, 56, ["producer warpgroup (setmaxnreg 40)", "one thread issues TMA: Q once, K_j and V_j"], YELLOW)
+    y = 150
+    for k in range(3):
+        s.box(16 + k * 152, y, 144, 50, [f"smem stage {k}", "K_j, V_j"], BLUE)
+    s.line(240, 110, 240, y - 2, INK, 1.5, arrow=True)
+    s.text(250, 134, "TMA; full barrier counts bytes")
+    y2 = 270
+    s.line(160, y + 52, 130, y2 - 2, INK, 1.5, arrow=True)
+    s.line(320, y + 52, 350, y2 - 2, INK, 1.5, arrow=True)
+    s.box(16, y2, 216, 76, ["consumer WG 1", "query rows 0-63", "(setmaxnreg 232)"], GREEN)
+    s.box(248, y2, 216, 76, ["consumer WG 2", "query rows 64-127", "(setmaxnreg 232)"], GREEN)
+    s.text(16, y2 + 106, "Each consumer: wait full → S = QKᵀ (wgmma) →", fill=GREY)
+    s.text(16, y2 + 126, "online softmax → O += P̃V (wgmma, P̃ from registers)", fill=GREY)
+    s.text(16, y2 + 146, "→ arrive on the stage's empty barrier: refill it.", fill=GREY)
+    s.h = y2 + 160
+    s.save("54-producer-consumer")
+
+
+@figure
+def f54_rung_results():
+    s = Svg(
+        360,
+        "The book's Hopper attention rung on the H200",
+        "At one batch of 8 heads, sequence 16384 and head dimension 128: 525 TFLOP/s before the exponential was "
+        "written as one fused multiply-add feeding ex2.approx, 672 after it without a mask, and 665 with the causal mask. "
+        "PyTorch's fastest backend there, cuDNN, takes 98% and 113% of the rung's time.",
+    )
+    s.heading("Rung 04 (wgmma + TMA), N = 16384, d = 128")
+    rows = [
+        ("before fused exp", 525, GREYS),
+        ("non-causal", 672, GREEN),
+        ("causal", 665, GREEN),
+    ]
+    y = hbars(s, 56, rows, 800, [0, 200, 400, 600, 800], "TFLOP/s on the H200", label_w=150, bar_h=30, gap=12)
+    s.text(16, y, "cuDNN takes 98% (non-causal) and 113% (causal)", fill=GREY)
+    s.text(16, y + 20, "of the rung's time. Ping-pong added nothing", fill=GREY)
+    s.text(16, y + 40, "measurable once the exponential was fixed.", fill=GREY)
+    s.h = y + 54
+    s.save("54-rung-results")
+
+
 def main(names):
     chosen = names or sorted(FIGURES)
     for name in chosen:
