@@ -264,8 +264,8 @@ def f55_ladder():
     for v in (0, 25, 50, 75, 100):
         f.l(X(v), 70, X(v), 206, stroke=RULE)
         f.t(X(v), 228, f"{v}%", size=15, anchor="middle", fill=GREY)
-    rows = [("02_split_kv: GQA reuse, 16 B loads, split-KV", 77, 82, BLUE, BLUE_S),
-            ("03_page_ring: cp.async ring of two pages", 93, 97, GREEN, GREEN_S)]
+    rows = [("rung 02: GQA reuse, 16 B loads, split-KV", 77, 82, BLUE, BLUE_S),
+            ("rung 03: cp.async ring of two pages", 93, 97, GREEN, GREEN_S)]
     for i, (label, lo, hi, fill, stroke) in enumerate(rows):
         y = 66 + i * 70
         f.t(x0, y, label, size=15)
