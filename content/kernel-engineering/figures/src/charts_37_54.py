@@ -1719,6 +1719,142 @@ def f54_rung_results():
     s.save("54-rung-results")
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Second pass: more figures where the text calls for them
+# ---------------------------------------------------------------------------------------------------------
+
+
+@figure
+def f37_width():
+    s = Svg(
+        300,
+        "Bytes moved per warp-wide load instruction at 32 and at 128 bits",
+        "A warp-wide 32-bit load moves 32 times 4 bytes, 128 bytes, for one issue slot; a warp-wide 128-bit load, one "
+        "float4 per lane, moves 32 times 16 bytes, 512 bytes, for the same one issue slot, one place in the load queue "
+        "and one address computation.",
+    )
+    s.heading("One instruction, four times the bytes")
+    x0, scale = 16, 448 / 512
+    s.text(16, 66, "LDG.32 / LDS.32: 32 lanes × 4 bytes", bold=True)
+    s.rect(x0, 76, 128 * scale, 34, BLUE)
+    s.text(x0 + 128 * scale + 8, 98, "128 bytes", bold=True)
+    s.text(16, 146, "LDG.128 / LDS.128: 32 lanes × 16 bytes (float4)", bold=True)
+    s.rect(x0, 156, 512 * scale, 34, GREEN)
+    s.text(x0 + 512 * scale - 8, 178, "512 bytes", anchor="end", bold=True)
+    for k in range(1, 4):
+        s.line(x0 + 128 * scale * k, 156, x0 + 128 * scale * k, 190, GREEN[1], 1, dash="3 3")
+    s.text(16, 226, "Each costs one issue slot, one load-queue entry and", fill=GREY)
+    s.text(16, 246, "one address; a float4 must be 16-byte aligned.", fill=GREY)
+    s.h = 262
+    s.save("37-width")
+
+
+@figure
+def f37_load_phase():
+    s = Svg(
+        360,
+        "Instructions per thread per tile in the load phase, kernel 5 against kernel 6",
+        "Per thread and tile: kernel 5 issues 8 scalar global loads, 8 shared stores and 8 bounds tests; kernel 6 "
+        "issues 2 vector loads, 5 shared stores and 2 tests. With one block per SM the load phase overlaps nothing, so "
+        "every instruction removed shows in the run time.",
+    )
+    s.heading("Load phase, per thread and tile")
+    rows = [
+        ("global loads, k5", 8, GREYS),
+        ("global loads, k6", 2, GREEN),
+        ("shared stores, k5", 8, GREYS),
+        ("shared stores, k6", 5, GREEN),
+        ("bounds tests, k5", 8, GREYS),
+        ("bounds tests, k6", 2, GREEN),
+    ]
+    hbars(s, 56, rows, 10, [0, 2, 4, 6, 8, 10], "instructions per thread per tile", label_w=160, bar_h=24, gap=8)
+    s.save("37-load-phase")
+
+
+@figure
+def f41_stream_k():
+    s = Svg(
+        420,
+        "Data-parallel tiles against stream-K on four SMs, an example",
+        "An example of five output tiles of four k-iterations each on four SMs. Data-parallel: four tiles run in the "
+        "first wave and the fifth alone in a second, three SMs idle for half the time. Stream-K: the twenty iterations "
+        "are divided evenly, five per SM, so a block may finish one tile and start part of the next; tiles shared by "
+        "two blocks are combined by a fix-up, and all SMs finish together.",
+    )
+    s.heading("An example: 5 tiles × 4 k-steps, 4 SMs")
+    cols = [BLUE, GREEN, ORANGE, PURPLE, YELLOW]
+    x0, u = 70, 46
+    y = 70
+    s.text(16, y - 12, "Data-parallel: one tile per block", bold=True)
+    for sm in range(4):
+        s.text(x0 - 8, y + 20 + sm * 34, f"SM {sm}", anchor="end")
+        s.rect(x0, y + sm * 34, 8 * u, 28, WHITE, dash="3 3")
+        s.box(x0, y + sm * 34, 4 * u, 28, f"tile {sm}", cols[sm])
+    s.box(x0 + 4 * u, y, 4 * u, 28, "tile 4", cols[4])
+    y = 250
+    s.text(16, y - 12, "Stream-K: 20 k-steps, 5 per SM", bold=True)
+    for sm in range(4):
+        s.text(x0 - 8, y + 20 + sm * 34, f"SM {sm}", anchor="end")
+        s.rect(x0, y + sm * 34, 8 * u, 28, WHITE, dash="3 3")
+        for k in range(5):
+            it = 5 * sm + k
+            tile = it // 4
+            s.rect(x0 + k * u, y + sm * 34, u, 28, cols[tile], sw=0.8)
+            s.text(x0 + k * u + u / 2, y + sm * 34 + 19, f"t{tile}", anchor="middle")
+    s.text(16, y + 158, "Tiles 1, 2 and 3 are split between two SMs: a fix-up", fill=GREY)
+    s.text(16, y + 178, "adds their partial results. No SM waits for a wave.", fill=GREY)
+    s.h = y + 192
+    s.save("41-stream-k")
+
+
+@figure
+def f47_decode_batch():
+    s = Svg(
+        330,
+        "Intensity of a whole decode step against batch size with 4,096-token contexts",
+        "With B sequences of 4,096 tokens each, the step's intensity is about 7 FLOP per byte at B = 8, 23 at B = 64 "
+        "and 30 at B = 256, approaching a limit of about 34 set by each sequence's own KV cache, far below the ridge "
+        "of about 186.",
+    )
+    s.heading("Decode step intensity, contexts of 4,096")
+    rows = [("B = 8", 7, BLUE), ("B = 64", 23, BLUE), ("B = 256", 30, BLUE)]
+    y = hbars(s, 70, rows, 40, [0, 10, 20, 30, 40], "FLOP per byte for the whole step", label_w=110, bar_h=30,
+              gap=12, refs=[(34, "limit ≈ 34", RED[1])])
+    s.text(16, y, "The ridge, about 186, is far off the right edge: the", fill=GREY)
+    s.text(16, y + 20, "caches' bytes grow with the batch as fast as its FLOPs.", fill=GREY)
+    s.h = y + 34
+    s.save("47-decode-batch")
+
+
+@figure
+def f50_dw_split():
+    s = Svg(
+        420,
+        "The weight gradient of RMSNorm as a split reduction over rows",
+        "The gradient of the gain w sums over rows, one value per column. Each block takes a strip of rows and "
+        "accumulates partial column sums in registers, writing one row of H partials to a workspace; a second small "
+        "kernel adds the partials of each column. Atomics from every block into H floats would serialise on the same "
+        "few addresses.",
+    )
+    s.heading("∂L/∂w: a sum over rows, in two steps")
+    x0, w = 16, 250
+    y = 56
+    s.text(x0 + w / 2, y, "rows × H", anchor="middle", fill=GREY)
+    for b in range(4):
+        s.box(x0, y + 10 + b * 50, w, 44, f"block {b}: a strip of rows", GREYS)
+        s.line(x0 + w + 4, y + 32 + b * 50, 320, y + 32 + b * 50, INK, 1.5, arrow=True)
+        s.box(322, y + 18 + b * 50, 142, 28, f"partials {b} (H)", ORANGE)
+    y2 = y + 10 + 4 * 50 + 20
+    s.line(393, y2 - 24, 393, y2 + 6, INK, 1.5, arrow=True)
+    s.box(322, y2 + 8, 142, 34, "dw (H)", GREEN, bold=True)
+    s.text(16, y2 + 24, "second kernel: add each", fill=GREY)
+    s.text(16, y2 + 44, "column's partials", fill=GREY)
+    s.text(16, y2 + 80, "Not atomics into H floats: those serialise", fill=GREY)
+    s.text(16, y2 + 100, "on the same few addresses.", fill=GREY)
+    s.h = y2 + 114
+    s.save("50-dw-split")
+
+
 def main(names):
     chosen = names or sorted(FIGURES)
     for name in chosen:
