@@ -1855,6 +1855,111 @@ def f50_dw_split():
     s.save("50-dw-split")
 
 
+@figure
+def f38_effects():
+    s = Svg(
+        420,
+        "Kernel 6 against kernel 7: shared-memory wavefronts and the FFMA share of the main loop",
+        "Per warp and k step, for 2,048 FMAs, kernel 6 needs ten shared-memory wavefronts and kernel 7 eight, since its "
+        "B read is conflict-free and its A reads are broadcasts. In the SASS of the main loop, FFMAs are 56% of the "
+        "instructions in kernel 6 and 79% in kernel 7, whose k depth of 32 spreads the load phase over four times as "
+        "many FMAs.",
+    )
+    s.heading("Two of kernel 7's four effects")
+    s.text(16, 58, "Wavefronts per warp per k step (2,048 FMAs)", bold=True)
+    y = hbars(s, 72, [("kernel 6", 10, GREYS), ("kernel 7", 8, GREEN)], 12, [0, 2, 4, 6, 8, 10, 12],
+              "shared-memory wavefronts", label_w=100, bar_h=28, gap=10)
+    s.text(16, y + 4, "FFMA share of the main loop's instructions", bold=True)
+    hbars(s, y + 18, [("kernel 6", 56, GREYS, "56%"), ("kernel 7", 79, GREEN, "79%")], 100,
+          [0, 20, 40, 60, 80, 100], "% of instructions (static SASS count)", label_w=100, bar_h=28, gap=10)
+    s.save("38-effects")
+
+
+@figure
+def f40_exposed():
+    s = Svg(
+        330,
+        "One tile's math against a load latency exposed every iteration",
+        "At about 120 FFMAs per cycle per SM, one 128 by 256 by 8 tile, 262,144 FFMAs, is about 2,200 cycles of math. "
+        "A load latency of, say, 600 cycles exposed before every tile adds more than a fifth to the kernel's time; "
+        "prefetch or a pipeline moves the load under the previous tile's math.",
+    )
+    s.heading("2,200 cycles of math, 600 of waiting")
+    sc = 448 / 2800
+    y = 70
+    s.text(16, y - 12, "Serial: load, barrier, math, barrier", bold=True)
+    s.box(16, y, 600 * sc, 34, "600", RED)
+    s.box(16 + 600 * sc, y, 2200 * sc, 34, "math: ≈ 2,200 cycles", GREEN)
+    y = 160
+    s.text(16, y - 12, "Overlapped: the next tile's loads fly during math", bold=True)
+    s.box(16, y, 2200 * sc, 34, "math: ≈ 2,200 cycles", GREEN)
+    s.box(16 + 200 * sc, y + 40, 600 * sc, 26, "next loads", ORANGE)
+    s.text(16, y + 100, "262,144 FFMAs per tile at ≈ 120 per cycle per SM;", fill=GREY)
+    s.text(16, y + 120, "the latency is illustrative (\"say, 600 cycles\").", fill=GREY)
+    s.h = y + 134
+    s.save("40-exposed")
+
+
+@figure
+def f45_swizzle_bits():
+    s = Svg(
+        360,
+        "The 128-byte swizzle as bit arithmetic on a byte offset",
+        "A byte offset inside a tile of 128-byte rows: bits 0 to 3 select the byte within a 16-byte chunk, bits 4 to 6 "
+        "the chunk, bits 7 to 9 the row modulo 8. The swizzle XORs the chunk bits with the row bits. Example: row 3, "
+        "chunk 2, offset 416, is stored at chunk 2 XOR 3 = 1, offset 400.",
+    )
+    s.heading("offset′ = offset ⊕ (((offset ≫ 7) mod 8) ≪ 4)")
+    x0, bw = 16, 44
+    fields = [("9-7", "row mod 8", ORANGE, 3), ("6-4", "chunk c", BLUE, 3), ("3-0", "byte", GREYS, 4)]
+    x = x0
+    y = 70
+    for bits, name, col, n in fields:
+        s.box(x, y, bw * n - 4, 40, name, col, bold=True)
+        s.text(x + (bw * n - 4) / 2, y - 8, f"bits {bits}", anchor="middle", fill=GREY)
+        x += bw * n
+    s.path(f"M{x0 + 66},{y + 42} C{x0 + 66},{y + 80} {x0 + 198},{y + 80} {x0 + 198},{y + 44}", arrow=True)
+    s.text(x0 + 132, y + 92, "XOR into the chunk bits", anchor="middle")
+    y = 210
+    s.text(16, y, "Example: row 3, chunk 2 (logical offset 416)", bold=True)
+    s.text(16, y + 26, "row bits 011, chunk bits 010 → 010 ⊕ 011 = 001")
+    s.text(16, y + 50, "stored at chunk 1: offset 3 × 128 + 16 = 400")
+    s.text(16, y + 84, "Rows 0-7 put chunk c on c ⊕ r: eight positions,", fill=GREY)
+    s.text(16, y + 104, "and the pattern repeats every 1,024 bytes.", fill=GREY)
+    s.h = y + 118
+    s.save("45-swizzle-bits")
+
+
+@figure
+def f51_causal_waste():
+    s = Svg(
+        340,
+        "What a causal mask saves in the naive pipeline and in a tiled kernel",
+        "Left: the naive pipeline computes, stores and reloads every score of the N by N matrix, including the upper "
+        "triangle that the mask then turns into minus infinity and zero. Right: a kernel that works in tiles can skip "
+        "every tile lying wholly above the diagonal, about half of them; only tiles on the diagonal apply the mask.",
+    )
+    s.heading("Causal mask: computed anyway, or skipped")
+    size, y0 = 200, 70
+    x1, x2 = 16, 264
+    s.text(x1, y0 - 12, "Naive: all N² scores", bold=True, fill=RED[1])
+    s.text(x2, y0 - 12, "Tiled: skip the future", bold=True, fill=GREEN[1])
+    s.rect(x1, y0, size, size, GREEN)
+    s.path(f"M{x1},{y0} L{x1 + size},{y0} L{x1 + size},{y0 + size} Z", RED[1], 1, fill=RED[0])
+    n = 8
+    c = size / n
+    for i in range(n):
+        for j in range(n):
+            col = GREEN if j < i else (YELLOW if j == i else WHITE)
+            s.rect(x2 + j * c, y0 + i * c, c, c, col, sw=0.6, dash=None if j <= i else "3 3")
+    s.text(x1, y0 + size + 26, "Red: masked, yet computed,", fill=RED[1])
+    s.text(x1, y0 + size + 46, "stored and reloaded.", fill=RED[1])
+    s.text(x2, y0 + size + 26, "Yellow: tiles that apply the mask;", fill=GREY)
+    s.text(x2, y0 + size + 46, "white: never loaded (capsule 53).", fill=GREY)
+    s.h = y0 + size + 60
+    s.save("51-causal-waste")
+
+
 def main(names):
     chosen = names or sorted(FIGURES)
     for name in chosen:
