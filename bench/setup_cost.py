@@ -91,7 +91,7 @@ class Timer:
         self.spent: dict[str, float] = {}
 
     @contextlib.contextmanager
-    def step(self, name: str):
+    def step(self, name: str, locked: bool = True):
         began = time.perf_counter()
         yield
         self.spent[name] = (time.perf_counter() - began) * 1e3

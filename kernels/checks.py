@@ -107,11 +107,18 @@ def call_baseline(problem: Problem, prepared: Prepared, ctx: gpu.GpuContext, fun
     return function(prepared.arrays(), target, prepared.sizes, problem.params, ctx)
 
 
-def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name: contextlib.nullcontext()) -> None:
+def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name, locked=True: contextlib.nullcontext()) -> None:
     """Prepare, run the baseline and check once at the first test shape (compiles CuPy's kernels, loads the
     baseline's library). Each part runs inside `step(name)`: a spare holds the device lock per part
-    (kernels/gpu.py), so that another child's timed rounds wait for one part, never for the whole rehearsal."""
+    (kernels/gpu.py), so that another child's timed rounds wait for one part, never for the whole rehearsal. PyTorch
+    is imported and its CUDA state made first, outside the lock: two to three seconds of work on the host that,
+    inside the baseline's part, held another child's timed rounds waiting (BENCHMARKS.md, "Issue 45")."""
     shape = problem.tests[0]
+    if problem.library == "PyTorch":
+        with step("PyTorch import", locked=False):
+            from kernels.problems import torch_bridge
+
+            torch_bridge.torch().cuda.init()
     with step("inputs"):
         prepared = prepare(problem, shape.sizes, [0, shape.seed])
     with step("baseline"):

@@ -11,6 +11,7 @@ The guard bands stay: they name a sloppy out-of-bounds write precisely.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ GUARD_BYTES = 1 << 20  # per side; a tile written past a ragged edge of a 1000-w
 # `a` bytes of alignment is placed at a multiple of a that is not one of 2a (see Guarded).
 _BLOCK_ALIGN = 512
 _FINGERPRINT_STREAM = 1  # fingerprint keys come from a child stream of each input set's seed words
+_LAYOUT_STREAM = 2  # a shape's layout (`layout_rng`) from a child stream of the job's and the shape's seed words
 _WORKSPACE_STREAM = 0x5A17  # workspace garbage is keyed by the set's seed plus this: unlike any input's bits
 
 
@@ -93,6 +95,7 @@ class Prepared:
     problem: Problem
     sizes: dict[str, int]
     seed: int
+    layout_seed: int  # the same for every input set of this shape in this job (see `make_inputs`)
     key: int  # fingerprint key, secret like the seed it is drawn from
     buffers: dict[str, Guarded]
     args: tuple
@@ -100,8 +103,8 @@ class Prepared:
     tensor_maps: dict[str, bytes] = field(default_factory=dict)  # the plan's TMA descriptors over these buffers
 
     def generate(self) -> dict[str, cp.ndarray]:
-        """The input set, drawn again from its seed (a fresh generator: no state survives a launch)."""
-        return self.problem.module().make_inputs(self.sizes, input_generator(self.seed), self.problem.params)
+        """The input set, drawn again from its seeds (fresh generators: no state survives a launch)."""
+        return make_inputs(self.problem, self.sizes, self.seed, self.layout_seed)
 
     def reset_outputs(self, inputs: dict[str, cp.ndarray] | None = None) -> None:
         """Every output's starting value, before every launch: the input's values where it is read (GEMM's C;
@@ -176,6 +179,22 @@ def input_generator(seed: int) -> cp.random.Generator:
     return cp.random.Generator(cp.random.Philox4x3210(seed))
 
 
+def make_inputs(problem: Problem, sizes: dict[str, int], seed: int, layout_seed: int) -> dict[str, cp.ndarray]:
+    """The problem's input set. A `make_inputs` that takes `layout_rng` draws its structure from it (paged_decode:
+    the contexts' lengths and the block table): the same in every round at a shape, where the values are fresh.
+    Drawn from each round's own seed, the structure made the kernel's time differ by a few percent from round to
+    round (a longer longest context, a worse last wave), and the median took twenty rounds to settle where three
+    agree with a fixed one; every timed round still computes on values of its own."""
+    module = problem.module()
+    extra = {"layout_rng": input_generator(layout_seed)} if _takes_layout(module.make_inputs) else {}
+    return module.make_inputs(sizes, input_generator(seed), problem.params, **extra)
+
+
+@functools.cache
+def _takes_layout(make) -> bool:
+    return "layout_rng" in inspect.signature(make).parameters
+
+
 def _const_inputs(problem: Problem) -> list[str]:
     return [a.name for a in problem.args if a.is_pointer and a.is_const]
 
@@ -198,7 +217,9 @@ def prepare(
     array at exactly its promised alignment. No reference yet: see `checks.expected_after`."""
     seed = int(np.random.SeedSequence(seed_words).generate_state(1)[0])
     key = int(np.random.SeedSequence(seed_words, spawn_key=(_FINGERPRINT_STREAM,)).generate_state(1, np.uint64)[0])
-    inputs = problem.module().make_inputs(sizes, input_generator(seed), problem.params)
+    # The job's and the shape's words only: the round's (or the misaligned stream's) word is left out.
+    layout_seed = int(np.random.SeedSequence(seed_words[:2], spawn_key=(_LAYOUT_STREAM,)).generate_state(1)[0])
+    inputs = make_inputs(problem, sizes, seed, layout_seed)
     _check_made(problem, inputs)
     if reuse is not None:
         buffers, args = reuse.buffers, reuse.args
@@ -208,7 +229,7 @@ def prepare(
         for spec in problem.workspaces:
             buffers[spec.name] = Guarded((problem.workspace_count(spec.name, sizes),), spec.storage_dtype)
         args = tuple(_argument(spec, buffers, sizes) for spec in problem.args)
-    prepared = Prepared(problem, sizes, seed, key, buffers, args, {})
+    prepared = Prepared(problem, sizes, seed, layout_seed, key, buffers, args, {})
     for name in _const_inputs(problem):
         buffers[name].array[...] = inputs[name]
     prepared.reset_outputs(inputs)

@@ -7,7 +7,9 @@ which ceiling bounds the roofline. `reference.py` holds the small contracts that
 with CuPy):
 
     make_inputs(sizes, rng, params) -> dict[name, cupy array]   # every pointer argument but workspaces,
-                                                                 # outputs included
+                                                                 # outputs included; may take layout_rng=,
+        # a generator the same in every round at a shape, for structure that should not change round to round
+        # (paged_decode's contexts and block table: kernels/inputs.py `make_inputs`)
     reference(inputs, sizes, params) -> dict[output, cupy array] | cupy array
         # float64 for outputs checked with a tolerance, the stored dtype for exact ones
     magnitude(inputs, sizes, params) -> the same shape(s), optional: |terms| where an output may cancel

@@ -84,10 +84,12 @@ def layout(sizes, rng):
     return lens.astype(np.int32), table.astype(np.int32)
 
 
-def make_inputs(sizes, rng, params):
+def make_inputs(sizes, rng, params, layout_rng=None):
+    """With `layout_rng` (the judge's, the same for every round at a shape: kernels/inputs.py `make_inputs`) the
+    contexts and the block table come from it, and only the values from `rng`; without it, all from `rng`."""
     xp = dtypes.xp_of(rng)
     n, heads, kv_heads, num_pages = sizes["num_seqs"], sizes["heads"], sizes["kv_heads"], sizes["num_pages"]
-    lens, table = layout(sizes, rng)
+    lens, table = layout(sizes, rng if layout_rng is None else layout_rng)
     q = dtypes.uniform(rng, (n, heads, HEAD_DIM), "float32")
     q[LARGE_LOGIT_EVERY - 1 :: LARGE_LOGIT_EVERY] *= xp.float32(LARGE_LOGIT_SCALE)
     cache_shape = (num_pages, PAGE_SIZE, kv_heads, HEAD_DIM)
