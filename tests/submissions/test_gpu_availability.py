@@ -142,6 +142,7 @@ def test_the_form_says_no_gpu_is_online_and_that_waiting_is_not_counted(locked_e
     assert "does not count against your hourly quota until it runs" in body
     assert "<strong>5</strong> submissions left" in body  # the waiting one is held, not counted
     assert "1 waiting for a GPU that is offline, not counted in the hour until it runs" in body
+    assert "it will run when one connects, and counts against your hourly quota only then" in body  # its status line
 
 
 def test_the_form_says_how_many_gpus_are_online_and_the_queue(locked_exercise, subscriber, settings):  # noqa: F811
