@@ -70,3 +70,21 @@ def test_imported_figures_are_sized_and_an_admin_edit_keeps_the_sizes(mini_book)
     capsule.body += "\n\nOne more sentence.\n"
     capsule_save(capsule=capsule)  # an edit in admin renders with the stored figures
     assert sized in Capsule.objects.get(pk=capsule.pk).body_html
+
+
+def test_render_capsules_sizes_what_an_older_pipeline_stored_and_keeps_the_revision(mini_book):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    capsule = Capsule.objects.get(book=mini_book, number=1)
+    sized = capsule.body_html
+    old = re.sub(r' width="\d+" height="\d+"| style="[^"]*"', "", sized)
+    Capsule.objects.filter(pk=capsule.pk).update(body_html=old)
+    out = StringIO()
+    call_command("render_capsules", stdout=out)
+    assert out.getvalue().strip() == "1 capsule rendered again"
+    fresh = Capsule.objects.get(pk=capsule.pk)
+    assert fresh.body_html == sized and fresh.revision == capsule.revision
+    call_command("render_capsules", stdout=out)
+    assert out.getvalue().strip().endswith("0 capsules rendered again")
