@@ -24,7 +24,8 @@ def counted_from_files(folder: Path) -> dict:
     measurements = measurements_read(folder)  # the measured figures its {{m:KEY}} references cite
     for path in capsules:
         body = path.read_text()[FRONT_MATTER.match(path.read_text()).end() :]
-        figures += len(set(re.findall(r"!\[[^\]]*\]\((figures/[^)]+)\)", body)))
+        # Alt text may hold brackets of its own (a caption naming acc[8]): one level of them is allowed.
+        figures += len(set(re.findall(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\((figures/[^)\s]+)\)", body)))
         rendered = render_markdown(body, figure_url=lambda name: name, measurements=measurements)
         text = rendered.text
         for listing in re.findall(r"<pre\b.*?</pre>", rendered.html, flags=re.S):
