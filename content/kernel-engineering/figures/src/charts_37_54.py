@@ -169,8 +169,14 @@ def hbars(
     for value, label, color in refs:
         xr = X(value)
         svg.line(xr, top - 10, xr, base, color, 1.5, dash="5 3")
-        svg.text(xr - 4 if xr > svg.w / 2 else xr + 4, top - 14, label, anchor="end" if xr > svg.w / 2 else "start",
-                 fill=color, bold=True)
+        svg.text(
+            xr - 4 if xr > svg.w / 2 else xr + 4,
+            top - 14,
+            label,
+            anchor="end" if xr > svg.w / 2 else "start",
+            fill=color,
+            bold=True,
+        )
     return base + 72
 
 
@@ -204,16 +210,22 @@ def f37_store_banks():
                 lanes = colors_of(bank)
                 fillc = {0: WHITE, 1: GREEN, 2: RED}[len(lanes)]
                 s.rect(x, yy, cell, cell, fillc)
-                s.text(x + cell / 2, yy + 18, str(bank), anchor="middle",
-                       fill=INK if lanes else GREY)
+                s.text(x + cell / 2, yy + 18, str(bank), anchor="middle", fill=INK if lanes else GREY)
         s.text(16, y + 2 * cell + 30, subtitle)
 
     # unpadded: word = (c + j) * 128 + r -> bank r for both c; padded: bank = (4(c+j) + r) mod 32
-    strip(70, "Rows of 128 floats: bank = r", lambda b: ["c0", "c4"] if b < 16 else [],
-          "Red: two lanes of a row in one bank (2-way). White: idle.")
-    strip(230, "Rows of 132 floats: bank = (4(c + j) + r) mod 32",
-          lambda b: ["c0"] if b < 16 else ["c4"],
-          "Green: one lane per bank, all 32 banks busy.")
+    strip(
+        70,
+        "Rows of 128 floats: bank = r",
+        lambda b: ["c0", "c4"] if b < 16 else [],
+        "Red: two lanes of a row in one bank (2-way). White: idle.",
+    )
+    strip(
+        230,
+        "Rows of 132 floats: bank = (4(c + j) + r) mod 32",
+        lambda b: ["c0"] if b < 16 else ["c4"],
+        "Green: one lane per bank, all 32 banks busy.",
+    )
     s.text(16, 360, "Lanes with c = 0 (rows 0-15) take banks 0-15, lanes with", fill=GREY)
     s.text(16, 380, "c = 4 take banks 16-31; 4 floats of padding per row,", fill=GREY)
     s.text(16, 400, "128 bytes per tile, remove the conflict.", fill=GREY)
@@ -236,8 +248,9 @@ def f37_factorial():
         ("k6, 1 block/SM", 37.2, GREYS),
         ("k6, 2 blocks/SM", 58.3, GREEN),
     ]
-    y = hbars(s, 56, rows, 70, [0, 10, 20, 30, 40, 50, 60, 70], "% of cuBLAS at 4096³ (H200)",
-              label_w=150, bar_h=30, gap=14)
+    y = hbars(
+        s, 56, rows, 70, [0, 10, 20, 30, 40, 50, 60, 70], "% of cuBLAS at 4096³ (H200)", label_w=150, bar_h=30, gap=14
+    )
     s.text(16, y + 4, "2 blocks/SM = __launch_bounds__(256, 2), 128 registers.", fill=GREY)
     s.text(16, y + 24, "Kernel 6 figures from one judge session.", fill=GREY)
     s.h = y + 40
@@ -266,22 +279,23 @@ def f38_warp_rows():
     strip = side / 8
     for w in range(8):
         s.rect(bx, by + w * strip, side, strip, GREEN if w == 0 else GREYS)
-        s.text(bx + side / 2, by + w * strip + 16, f"warp {w}: rows {16 * w}-{16 * w + 15}", size=14,
-               anchor="middle")
+        s.text(bx + side / 2, by + w * strip + 16, f"warp {w}: rows {16 * w}-{16 * w + 15}", size=14, anchor="middle")
     s.text(bx + side / 2, by + side + 20, "128 × 128 block tile", anchor="middle", fill=GREY)
     tx = 210
-    for i, line in enumerate([
-        "256 threads = 8 warps.",
-        "Warp w owns rows 16w to 16w+15,",
-        "all 128 columns.",
-        "",
-        "Lane l owns columns 4l to 4l+3:",
-        "a 16 × 4 thread tile, 64 FFMA",
-        "per k step.",
-        "",
-        "127 registers: two blocks,",
-        "16 warps per SM.",
-    ]):
+    for i, line in enumerate(
+        [
+            "256 threads = 8 warps.",
+            "Warp w owns rows 16w to 16w+15,",
+            "all 128 columns.",
+            "",
+            "Lane l owns columns 4l to 4l+3:",
+            "a 16 × 4 thread tile, 64 FFMA",
+            "per k step.",
+            "",
+            "127 registers: two blocks,",
+            "16 warps per SM.",
+        ]
+    ):
         if line:
             s.text(tx, by + 14 + i * 19, line)
     # zoom on warp 0
@@ -291,13 +305,13 @@ def f38_warp_rows():
     x0 = 16
     # B row
     s.text(x0, zy + 10, "B: Bs[k][4l .. 4l+3], 32 consecutive float4", fill=BLUE[1])
-    for l in range(32):
-        s.rect(x0 + l * lw, zy + 18, lw, 20, BLUE)
+    for lane in range(32):
+        s.rect(x0 + lane * lw, zy + 18, lw, 20, BLUE)
     # lanes
-    for l in range(32):
-        s.rect(x0 + l * lw, zy + 46, lw, 64, GREEN)
-    for l in (0, 8, 16, 24, 31):
-        s.text(x0 + l * lw + lw / 2, zy + 132, str(l), anchor="middle")
+    for lane in range(32):
+        s.rect(x0 + lane * lw, zy + 46, lw, 64, GREEN)
+    for lane in (0, 8, 16, 24, 31):
+        s.text(x0 + lane * lw + lw / 2, zy + 132, str(lane), anchor="middle")
     s.text(x0 + 16 * lw, zy + 152, "lane (4 columns each)", anchor="middle", fill=GREY)
     s.text(16, zy + 178, "A: As[k][0 .. 15], four float4, the same for every lane:", fill=ORANGE[1])
     s.text(16, zy + 196, "a broadcast, one wavefront each. No bank conflicts.", fill=ORANGE[1])
@@ -318,7 +332,7 @@ def f38_waves():
     y = 56
     for i, n in enumerate([264, 264, 264, 232]):
         s.text(x0 - 10, y + 20, f"wave {i + 1}", anchor="end")
-        wfull = (x1 - x0)
+        wfull = x1 - x0
         s.rect(x0, y, wfull, 28, WHITE, dash="4 3")
         s.rect(x0, y, wfull * n / 264, 28, GREEN if n == 264 else ORANGE)
         s.text(x0 + wfull * n / 264 - 8, y + 20, f"{n} blocks", anchor="end", bold=True)
@@ -350,12 +364,12 @@ def f39_warp_shapes():
 
     def shape(x, y, wm, wn, colors):
         h, w = wm * sc, wn * sc
-        s.rect(x - 8, y, 5, h, ORANGE, sw=0.8)          # A column
-        s.rect(x, y - 8, w, 5, BLUE, sw=0.8)            # B row
+        s.rect(x - 8, y, 5, h, ORANGE, sw=0.8)  # A column
+        s.rect(x, y - 8, w, 5, BLUE, sw=0.8)  # B row
         s.rect(x, y, w, h, colors)
         return h
 
-    h = shape(24, y + 8, 16, 128, GREYS)
+    shape(24, y + 8, 16, 128, GREYS)
     s.text(24 + 128 * sc + 16, y + 12, "16 × 128 (kernels 6, 7)", bold=True)
     s.text(24 + 128 * sc + 16, y + 32, "16 + 128 = 144 values")
     s.text(24 + 128 * sc + 16, y + 50, "2,048 / 144 ≈ 14.2")
@@ -393,8 +407,7 @@ def f39_ingredients():
         ("k8 128×256, no prefetch", 60.5, RED),
         ("k8 128×256 + prefetch", M("sgemm.k08.pct_cublas"), GREEN),
     ]
-    hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "% of cuBLAS at 4096³ (H200)", label_w=196, bar_h=28,
-          gap=12)
+    hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "% of cuBLAS at 4096³ (H200)", label_w=196, bar_h=28, gap=12)
     s.save("39-ingredients")
 
 
@@ -499,8 +512,7 @@ def f40_measured():
         ("09 at 08's tile", 82.7, ORANGE),
         ("09 with B_K = 16", 76.7, RED),
     ]
-    hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "% of cuBLAS at 4096³ (H200)", label_w=182, bar_h=26,
-          gap=10)
+    hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "% of cuBLAS at 4096³ (H200)", label_w=182, bar_h=26, gap=10)
     s.save("40-measured")
 
 
@@ -544,16 +556,18 @@ def f41_kernel_name():
             s.text(bx + c * 64 * sc + 32 * sc, y + r * 64 * sc + 30, f"w{2 * r + c}", anchor="middle")
     s.text(bx + wid / 2, y + hgt + 20, "256 × 128", anchor="middle", fill=GREY)
     tx = 170
-    for i, line in enumerate([
-        "One block tile of C: 8 warps,",
-        "each a 64 × 64 warp tile.",
-        "256 threads, 254 registers:",
-        "one block per SM.",
-        "",
-        "Rung 09's design, tuned:",
-        "50.6 TFLOP/s, 81% of the",
-        "FFMA ceiling the judge measures.",
-    ]):
+    for i, line in enumerate(
+        [
+            "One block tile of C: 8 warps,",
+            "each a 64 × 64 warp tile.",
+            "256 threads, 254 registers:",
+            "one block per SM.",
+            "",
+            "Rung 09's design, tuned:",
+            "50.6 TFLOP/s, 81% of the",
+            "FFMA ceiling the judge measures.",
+        ]
+    ):
         if line:
             s.text(tx, y + 16 + i * 20, line)
     s.h = y + hgt + 32
@@ -572,9 +586,11 @@ def f41_wave_quantization():
     s.heading("Tiles in waves of 132 (one block per SM)")
     x0, ww, gap = 110, 76, 6
     y = 56
-    for label, waves, eff in [("512 tiles", [132, 132, 132, 116], "97%"),
-                              ("528 tiles", [132, 132, 132, 132], "100%"),
-                              ("133 tiles", [132, 1], "50%")]:
+    for label, waves, eff in [
+        ("512 tiles", [132, 132, 132, 116], "97%"),
+        ("528 tiles", [132, 132, 132, 132], "100%"),
+        ("133 tiles", [132, 1], "50%"),
+    ]:
         s.text(x0 - 10, y + 22, label, anchor="end", bold=True)
         for i, n in enumerate(waves):
             x = x0 + i * (ww + gap)
@@ -606,8 +622,18 @@ def f41_beaten():
         ("GEMV, B = 1 and 8", 113.0, GREEN, "110.6-113.0"),
         ("attention (cuDNN)", 98.6, PURPLE, "94.9-98.6"),
     ]
-    y = hbars(s, 64, rows, 120, [0, 20, 40, 60, 80, 100, 120], "% of the library's speed (H200)", label_w=150,
-              bar_h=26, gap=10, refs=[(100, "library = 100", RED[1])])
+    hbars(
+        s,
+        64,
+        rows,
+        120,
+        [0, 20, 40, 60, 80, 100, 120],
+        "% of the library's speed (H200)",
+        label_w=150,
+        bar_h=26,
+        gap=10,
+        refs=[(100, "library = 100", RED[1])],
+    )
     s.save("41-beaten")
 
 
@@ -629,12 +655,24 @@ def f42_clocks():
     s.heading("Which interval each clock brackets")
     rows = [
         ("host timer around the launch", [("launch", 30, 110, GREYS)], (30, 110), "the launch, not the kernel"),
-        ("host timer + synchronize", [("launch", 30, 110, GREYS), ("kernel", 150, 330, GREEN),
-                                      ("wake", 330, 390, GREYS)], (30, 390), "adds overhead and wake-up"),
-        ("events, idle stream", [("gap", 30, 150, RED), ("kernel", 150, 330, GREEN)], (30, 330),
-         "the launch gap is inside"),
-        ("events behind a hold kernel", [("hold 300 µs", 16, 150, ORANGE), ("kernel", 150, 330, GREEN)],
-         (150, 330), "the kernel alone"),
+        (
+            "host timer + synchronize",
+            [("launch", 30, 110, GREYS), ("kernel", 150, 330, GREEN), ("wake", 330, 390, GREYS)],
+            (30, 390),
+            "adds overhead and wake-up",
+        ),
+        (
+            "events, idle stream",
+            [("gap", 30, 150, RED), ("kernel", 150, 330, GREEN)],
+            (30, 330),
+            "the launch gap is inside",
+        ),
+        (
+            "events behind a hold kernel",
+            [("hold 300 µs", 16, 150, ORANGE), ("kernel", 150, 330, GREEN)],
+            (150, 330),
+            "the kernel alone",
+        ),
     ]
     y = 60
     for label, segs, (m0, m1), verdict in rows:
@@ -668,10 +706,13 @@ def f42_slow_round():
 
     base = 220
     for i in range(10):
-        s.parts.append(f'<circle cx="{fmt(X(5.2))}" cy="{fmt(base - 12 - i * 14)}" r="6" fill="{BLUE[0]}" '
-                       f'stroke="{BLUE[1]}" stroke-width="1.5"/>')
-    s.parts.append(f'<circle cx="{fmt(X(7.2))}" cy="{base - 12}" r="6" fill="{RED[0]}" stroke="{RED[1]}" '
-                   'stroke-width="1.5"/>')
+        s.parts.append(
+            f'<circle cx="{fmt(X(5.2))}" cy="{fmt(base - 12 - i * 14)}" r="6" fill="{BLUE[0]}" '
+            f'stroke="{BLUE[1]}" stroke-width="1.5"/>'
+        )
+    s.parts.append(
+        f'<circle cx="{fmt(X(7.2))}" cy="{base - 12}" r="6" fill="{RED[0]}" stroke="{RED[1]}" stroke-width="1.5"/>'
+    )
     s.line(x0, base, x1, base)
     for v in [5.0, 5.5, 6.0, 6.5, 7.0, 7.5]:
         s.line(X(v), base, X(v), base + 5)
@@ -708,8 +749,15 @@ def f42_interleaved():
             s.text(x + 15, y + 20, "f+h", anchor="middle")
             x += 32
             col = BLUE if side == "C" else ORANGE
-            s.box(x, y, 92, 30, "candidate" if side == "C" else "baseline", WHITE if warm else col,
-                  dash="4 3" if warm else None)
+            s.box(
+                x,
+                y,
+                92,
+                30,
+                "candidate" if side == "C" else "baseline",
+                WHITE if warm else col,
+                dash="4 3" if warm else None,
+            )
             x += 96
         s.box(x, y, 100, 30, "check both", WHITE if warm else GREEN, dash="4 3" if warm else None)
 
@@ -742,9 +790,16 @@ def f43_step_factors():
         "slowdown.",
     )
     s.heading("Each rung against the one before it")
-    rows = [("01→02 coalesced", 11.8), ("02→03 smem tiles", 1.5), ("03→04 column of 8", 1.8),
-            ("04→05 8 × 8 tile", 1.02), ("05→06 float4", 1.18), ("06→07 autotuned", 2.1),
-            ("07→08 warptiling", 1.18), ("08→09 cp.async", 0.96)]
+    rows = [
+        ("01→02 coalesced", 11.8),
+        ("02→03 smem tiles", 1.5),
+        ("03→04 column of 8", 1.8),
+        ("04→05 8 × 8 tile", 1.02),
+        ("05→06 float4", 1.18),
+        ("06→07 autotuned", 2.1),
+        ("07→08 warptiling", 1.18),
+        ("08→09 cp.async", 0.96),
+    ]
     x0, x1 = 168, 460
     lo, hi = 0.5, 16
 
@@ -797,8 +852,13 @@ def f43_occupancy():
         s.rect(ax0, y, (ax1 - ax0) * warps / 64, 22, GREYS)
         s.text(ax0 + (ax1 - ax0) * warps / 64 + 6, y + 16, str(warps))
         s.rect(bx0, y, max((bx1 - bx0) * pct / 100, 2), 22, col)
-        s.text(bx0 + (bx1 - bx0) * pct / 100 + 6 if pct < 80 else bx0 + (bx1 - bx0) * pct / 100 - 6, y + 16,
-               str(pct), anchor="start" if pct < 80 else "end", bold=True)
+        s.text(
+            bx0 + (bx1 - bx0) * pct / 100 + 6 if pct < 80 else bx0 + (bx1 - bx0) * pct / 100 - 6,
+            y + 16,
+            str(pct),
+            anchor="start" if pct < 80 else "end",
+            bold=True,
+        )
         y += 30
     s.line(ax0, 70, ax0, y, GREY, 1)
     s.line(bx0, 70, bx0, y, GREY, 1)
@@ -926,8 +986,6 @@ def f45_fragment_a():
             s.text(x0 + c * cw + cw / 2, y0 + r * ch + 16, f"T{4 * g + tt}", anchor="middle", size=14)
     s.text(16, y0 - 8, "row", size=14, fill=GREY)
     s.text(x0 + 4 * cw, y0 - 30, "k (pairs of halves, one 32-bit register each)", anchor="middle", fill=GREY)
-    for i, (x, y) in enumerate([(0, 0), (0, 8), (4, 0), (4, 8)]):
-        pass
     y = y0 + 16 * ch + 22
     for i in range(4):
         s.rect(16 + i * 112, y - 13, 16, 16, REG_COLORS[i], sw=0.8)
@@ -981,13 +1039,32 @@ def f45_rung11():
         "separate them.",
     )
     s.heading("Rung 11: 2.94 times rung 10")
-    rows = [("rung 10 WMMA", M("hgemm.k10.tflops"), ORANGE), ("rung 11 mma.sync", M("hgemm.k11.tflops"), GREEN),
-            ("cuBLAS", 608, BLUE, "≈ 608")]
-    y = hbars(s, 56, rows, 700, [0, 100, 200, 300, 400, 500, 600, 700], "TFLOP/s at 4096³ (H200)", label_w=150,
-              bar_h=28, gap=12)
+    rows = [
+        ("rung 10 WMMA", M("hgemm.k10.tflops"), ORANGE),
+        ("rung 11 mma.sync", M("hgemm.k11.tflops"), GREEN),
+        ("cuBLAS", 608, BLUE, "≈ 608"),
+    ]
+    y = hbars(
+        s,
+        56,
+        rows,
+        700,
+        [0, 100, 200, 300, 400, 500, 600, 700],
+        "TFLOP/s at 4096³ (H200)",
+        label_w=150,
+        bar_h=28,
+        gap=12,
+    )
     s.text(16, y, "Changed together in rung 11:", bold=True)
-    for i, line in enumerate(["256 × 128 × 64 block tile, 16 warps", "ldmatrix + mma.sync instead of WMMA",
-                              "rows padded by 16 bytes", "three-stage cp.async ring", "grouped block order"]):
+    for i, line in enumerate(
+        [
+            "256 × 128 × 64 block tile, 16 warps",
+            "ldmatrix + mma.sync instead of WMMA",
+            "rows padded by 16 bytes",
+            "three-stage cp.async ring",
+            "grouped block order",
+        ]
+    ):
         s.text(30, y + 22 + 20 * i, "• " + line)
     s.h = y + 128
     s.save("45-rung11")
@@ -1110,12 +1187,13 @@ def f47_intensity():
     s.path("M" + " L".join(f"{fmt(round(px, 1))},{fmt(round(py, 1))}" for px, py in pts), BLUE[1], 2)
     s.line(x0, Y(186), x1, Y(186), RED[1], 1.5, dash="5 3")
     s.text(x0 + 6, Y(186) - 8, "ridge ≈ 186 FLOP/byte", fill=RED[1], bold=True)
-    for T, I in [(1, 1.0), (8, 8.0), (64, 62.7), (512, 441), (2048, 1247), (8192, 2294)]:
-        s.parts.append(f'<circle cx="{fmt(round(X(T), 1))}" cy="{fmt(round(Y(I), 1))}" r="5" fill="{BLUE[0]}" '
-                       f'stroke="{BLUE[1]}" stroke-width="1.5"/>')
-        dx, dy, anchor = {1: (8, -8, "start"), 2048: (-8, -10, "end"), 8192: (4, 34, "end")}.get(
-            T, (8, 18, "start"))
-        s.text(X(T) + dx, Y(I) + dy, fmt(I), anchor=anchor, bold=True)
+    for T, ai in [(1, 1.0), (8, 8.0), (64, 62.7), (512, 441), (2048, 1247), (8192, 2294)]:
+        s.parts.append(
+            f'<circle cx="{fmt(round(X(T), 1))}" cy="{fmt(round(Y(ai), 1))}" r="5" fill="{BLUE[0]}" '
+            f'stroke="{BLUE[1]}" stroke-width="1.5"/>'
+        )
+        dx, dy, anchor = {1: (8, -8, "start"), 2048: (-8, -10, "end"), 8192: (4, 34, "end")}.get(T, (8, 18, "start"))
+        s.text(X(T) + dx, Y(ai) + dy, fmt(ai), anchor=anchor, bold=True)
     s.line(x0, yb, x1, yb)
     s.line(x0, yt, x0, yb)
     for T in [1, 8, 64, 512, 4096]:
@@ -1147,8 +1225,19 @@ def f47_floors():
         ("decode: weights", 3.8, BLUE, "3.8 ms"),
         ("decode: arithmetic", 0.02, GREYS, "≈ 20 µs"),
     ]
-    y = hbars(s, 56, rows, 100, [0.01, 0.1, 1, 10, 100], "milliseconds per pass (log)", label_w=160, bar_h=28,
-              gap=12, log=True, vmin=0.01)
+    y = hbars(
+        s,
+        56,
+        rows,
+        100,
+        [0.01, 0.1, 1, 10, 100],
+        "milliseconds per pass (log)",
+        label_w=160,
+        bar_h=28,
+        gap=12,
+        log=True,
+        vmin=0.01,
+    )
     s.text(16, y, "Prefill: 2,048-token prompt at 780 TFLOP/s (TTFT).", fill=GREY)
     s.text(16, y + 20, "Decode: 16 GB of BF16 weights at 4.2 TB/s (TPOT).", fill=GREY)
     s.h = y + 34
@@ -1264,8 +1353,9 @@ def f49_traffic():
         ("online, 2 passes", 12, ORANGE, "12: 2 reads + 1 write"),
         ("online, row on chip", 8, GREEN, "8: the minimum"),
     ]
-    y = hbars(s, 56, rows, 20, [0, 4, 8, 12, 16, 20], "bytes per element through L2 or HBM", label_w=160, bar_h=30,
-              gap=12)
+    y = hbars(
+        s, 56, rows, 20, [0, 4, 8, 12, 16, 20], "bytes per element through L2 or HBM", label_w=160, bar_h=30, gap=12
+    )
     s.text(16, y, "Speed of light: 8 bytes × elements / 4.2 TB/s,", fill=GREY)
     s.text(16, y + 20, "about 32 µs for 4096 × 4096.", fill=GREY)
     s.h = y + 34
@@ -1335,7 +1425,8 @@ def f50_block_sum():
         430,
         "How a block of 256 threads reduces a row's sum of squares",
         "Eight warps of 32 threads. In each warp five butterfly shuffles add the 32 partial sums without touching "
-        "memory; lane 0 of each warp writes its warp's sum to one of 8 floats in shared memory; after one barrier every "
+        "memory; lane 0 of each warp writes its warp's sum to one of 8 floats in shared memory; after one barrier "
+        "every "
         "thread adds the 8 values and computes 1 / rms, then scales the 16 values of x it still holds in registers.",
     )
     s.heading("block_sum: shuffles, 8 floats, one barrier")
@@ -1373,8 +1464,7 @@ def f50_fused_bytes():
         ("norm, then FP8", 7, RED),
         ("norm + FP8 fused", 3, GREEN),
     ]
-    hbars(s, 56, rows, 12, [0, 2, 4, 6, 8, 10, 12], "bytes of HBM traffic per element", label_w=160, bar_h=28,
-          gap=12)
+    hbars(s, 56, rows, 12, [0, 2, 4, 6, 8, 10, 12], "bytes of HBM traffic per element", label_w=160, bar_h=28, gap=12)
     s.save("50-fused-bytes")
 
 
@@ -1400,8 +1490,19 @@ def f51_score_growth():
         ("16384, 32 heads", 32, RED, "32 GiB"),
         ("N = 128K, 1 head", 64, RED, "64 GiB"),
     ]
-    y = hbars(s, 56, rows, 100, [0.01, 0.1, 1, 10, 100], "GiB of FP32 scores (log)", label_w=160, bar_h=26, gap=10,
-              log=True, vmin=0.01)
+    hbars(
+        s,
+        56,
+        rows,
+        100,
+        [0.01, 0.1, 1, 10, 100],
+        "GiB of FP32 scores (log)",
+        label_w=160,
+        bar_h=26,
+        gap=10,
+        log=True,
+        vmin=0.01,
+    )
     s.save("51-score-growth")
 
 
@@ -1419,8 +1520,9 @@ def f51_time_split():
         ("2 GEMMs, 8.6 GFLOP", 11, GREEN, "≈ 11 µs"),
         ("324 MiB of traffic", 80, RED, "≈ 80 µs"),
     ]
-    y = hbars(s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "µs per head, N = 4096, d = 128", label_w=170, bar_h=32,
-              gap=14)
+    y = hbars(
+        s, 56, rows, 100, [0, 20, 40, 60, 80, 100], "µs per head, N = 4096, d = 128", label_w=170, bar_h=32, gap=14
+    )
     s.text(16, y, "Intensity 4N²d / ≈ 20N² = d / 5 ≈ 26 FLOP/byte,", fill=GREY)
     s.text(16, y + 20, "against a ridge of about 186. Faster GEMMs barely help.", fill=GREY)
     s.h = y + 34
@@ -1438,8 +1540,11 @@ def f51_head_sharing():
         "floor(t times h_kv / h).",
     )
     s.heading("Which K and V each query head reads")
-    panels = [("Multi-head (MHA): h_kv = h", 8, BLUE), ("Grouped-query (GQA): groups of 4", 2, GREEN),
-              ("Multi-query (MQA): h_kv = 1", 1, ORANGE)]
+    panels = [
+        ("Multi-head (MHA): h_kv = h", 8, BLUE),
+        ("Grouped-query (GQA): groups of 4", 2, GREEN),
+        ("Multi-query (MQA): h_kv = 1", 1, ORANGE),
+    ]
     y = 56
     for title, kv, col in panels:
         s.text(16, y, title, bold=True)
@@ -1470,8 +1575,10 @@ def f52_tile_update():
     s = Svg(
         470,
         "The per-row update when one tile of scores arrives",
-        "Per query row the kernel carries m, l and o between tiles. A new tile brings scores s_1 to s_Bc, kept on chip. "
-        "The new maximum m' is the larger of m and the tile's maximum; the factor alpha = e^(m - m') rescales the past; "
+        "Per query row the kernel carries m, l and o between tiles. A new tile brings scores s_1 to s_Bc, kept on "
+        "chip. "
+        "The new maximum m' is the larger of m and the tile's maximum; the factor alpha = e^(m - m') rescales the "
+        "past; "
         "the tile's weights are p_c = e^(s_c - m'); the new sum is alpha l plus the sum of p_c; the new output is "
         "alpha l o plus the sum of p_c v_c, divided by the new sum. m', l' and o' are carried to the next tile.",
     )
@@ -1503,7 +1610,8 @@ def f52_loop_order():
         "The original FlashAttention loop order over tiles",
         "A 4 by 4 grid of score tiles, query blocks Q_0 to Q_3 down and key blocks K_0 to K_3 across, numbered in the "
         "order they are visited: column by column. The outer loop loads each K_j and V_j into shared memory once; the "
-        "inner loop visits every query block, reading Q_i, its output and its statistics from HBM and writing the output "
+        "inner loop visits every query block, reading Q_i, its output and its statistics from HBM and writing the "
+        "output "
         "and statistics back, once per key tile.",
     )
     s.heading("Version one: key tiles outside, queries inside")
@@ -1517,8 +1625,19 @@ def f52_loop_order():
     for j in range(4):
         s.line(x0 + j * c + c - 8, y0 + 8, x0 + j * c + c - 8, y0 + 4 * c - 6, BLUE[1], 1.5, arrow=True)
     tx = 316
-    for k, line in enumerate(["Numbers: visit order.", "", "K_j, V_j: loaded", "once each.", "",
-                              "Q_i, O_i, m_i, ℓ_i:", "read and written", "once per key tile,", "N / B_c times."]):
+    for k, line in enumerate(
+        [
+            "Numbers: visit order.",
+            "",
+            "K_j, V_j: loaded",
+            "once each.",
+            "",
+            "Q_i, O_i, m_i, ℓ_i:",
+            "read and written",
+            "once per key tile,",
+            "N / B_c times.",
+        ]
+    ):
         if line:
             s.text(tx, y0 + 12 + 20 * k, line)
     y = y0 + 4 * c + 34
@@ -1535,7 +1654,8 @@ def f52_backward():
         380,
         "What the forward pass keeps for the backward pass, standard against FlashAttention",
         "Standard attention saves the probability matrix P, N by N, 64 MiB per head at N = 4096 in FP32, and the "
-        "backward pass reads it back. FlashAttention saves the output O and one log-sum-exp L per query row, 16 KiB per "
+        "backward pass reads it back. FlashAttention saves the output O and one log-sum-exp L per query row, 16 KiB "
+        "per "
         "head at N = 4096, and recomputes each tile of P as e^(S_ij - L_i) from Q and K: more FLOPs, no N squared "
         "storage or reads.",
     )
@@ -1570,8 +1690,9 @@ def f53_nonmatmul():
     )
     s.heading("A100: why the softmax must stay lean")
     rows = [("FP16 tensor cores", 312, GREEN), ("FP32 ordinary pipes", 19.5, RED)]
-    y = hbars(s, 56, rows, 350, [0, 50, 100, 150, 200, 250, 300, 350], "TFLOP/s (spec sheet)", label_w=170, bar_h=32,
-              gap=14)
+    y = hbars(
+        s, 56, rows, 350, [0, 50, 100, 150, 200, 250, 300, 350], "TFLOP/s (spec sheet)", label_w=170, bar_h=32, gap=14
+    )
     s.text(16, y, "312 / 19.5 = 16: one exponential or rescale costs", fill=GREY)
     s.text(16, y + 20, "as much time as 16 FLOPs of matrix multiply.", fill=GREY)
     s.h = y + 34
@@ -1583,14 +1704,27 @@ def f53_grid():
     s = Svg(
         330,
         "Thread blocks per launch in FlashAttention version one and version two",
-        "At N = 16384, query tiles of 128 rows, a batch of 2 and 16 heads: version one launches one block per batch and "
+        "At N = 16384, query tiles of 128 rows, a batch of 2 and 16 heads: version one launches one block per batch "
+        "and "
         "head, 32 blocks, fewer than the 132 SMs; version two launches one block per query tile, head and batch, 4,096 "
         "blocks. Logarithmic axis.",
     )
     s.heading("Blocks per launch (batch 2, 16 heads)")
     rows = [("v1: (batch, head)", 32, RED), ("v2: + query tile", 4096, GREEN)]
-    y = hbars(s, 70, rows, 10000, [10, 100, 1000, 10000], "thread blocks (log), N = 16384, B_r = 128",
-              label_w=160, bar_h=32, gap=14, log=True, vmin=10, refs=[(132, "132 SMs", BLUE[1])])
+    y = hbars(
+        s,
+        70,
+        rows,
+        10000,
+        [10, 100, 1000, 10000],
+        "thread blocks (log), N = 16384, B_r = 128",
+        label_w=160,
+        bar_h=32,
+        gap=14,
+        log=True,
+        vmin=10,
+        refs=[(132, "132 SMs", BLUE[1])],
+    )
     s.text(16, y, "v1 leaves 100 of 132 SMs idle; v2's blocks of one head", fill=GREY)
     s.text(16, y + 20, "stream the same K and V, so L2 serves most reads.", fill=GREY)
     s.h = y + 34
@@ -1604,7 +1738,8 @@ def f53_warp_split():
         "Splitting a tile among four warps by keys and by queries",
         "Left, version one: the four warps split the key columns of the score tile, so each warp holds a partial "
         "product for all 64 query rows, and the four partials must be rescaled and summed through shared memory with "
-        "barriers. Right, version two: warp w owns query rows 16w to 16w + 15 against the whole key tile, computes their "
+        "barriers. Right, version two: warp w owns query rows 16w to 16w + 15 against the whole key tile, computes "
+        "their "
         "scores, softmax and output alone, and shares only the K and V tile in shared memory.",
     )
     s.heading("Four warps, one tile: split keys or queries")
@@ -1639,7 +1774,8 @@ def f54_exp_budget():
         "Softmax and matrix multiplies run in series and overlapped",
         "On the H100, per score at d = 128 the exponential on the special-function units takes half as long as both "
         "GEMMs on the tensor cores. Drawn in those units: run one after the other, each tile is QK-transpose, then the "
-        "exponentials, then PV, and the tensor cores idle a third of the time. Overlapped, the exponentials of one tile "
+        "exponentials, then PV, and the tensor cores idle a third of the time. Overlapped, the exponentials of one "
+        "tile "
         "run while the tensor cores multiply another, and the tensor cores stay busy.",
     )
     s.heading("Exponentials: half the time of both GEMMs")
@@ -1657,8 +1793,18 @@ def f54_exp_budget():
     lane(110, "SFU", [(1, 2, "exp", ORANGE), (4, 5, "exp", ORANGE)])
     s.text(16, 170, "tensor cores idle 1/3 of the time", fill=RED[1], bold=True)
     s.text(16, 212, "Overlapped (two warpgroups, or a pipeline)", bold=True)
-    lane(222, "tensor", [(0, 1, "QKᵀ", GREEN), (1, 2, "QKᵀ", BLUE), (2, 3, "PV", GREEN), (3, 4, "PV", BLUE),
-                         (4, 5, "QKᵀ", GREEN), (5, 6, "QKᵀ", BLUE)])
+    lane(
+        222,
+        "tensor",
+        [
+            (0, 1, "QKᵀ", GREEN),
+            (1, 2, "QKᵀ", BLUE),
+            (2, 3, "PV", GREEN),
+            (3, 4, "PV", BLUE),
+            (4, 5, "QKᵀ", GREEN),
+            (5, 6, "QKᵀ", BLUE),
+        ],
+    )
     lane(260, "SFU", [(1, 2, "exp", GREEN), (2, 3, "exp", BLUE), (5, 6, "exp", GREEN)])
     s.text(16, 320, "t_exp / t_matmul = 989 / (3.9 × 512) ≈ 0.5", bold=True)
     s.text(16, 342, "(H100 SXM: 989 TFLOP/s matmul, 3.9 TFLOP/s SFU).", fill=GREY)
@@ -1673,9 +1819,11 @@ def f54_producer_consumer():
         470,
         "FlashAttention-3's warpgroups and the K/V ring between them",
         "One thread block: a producer warpgroup, shrunk to about 40 registers a thread, in which one thread issues TMA "
-        "copies of Q once and of K_j and V_j into a ring of shared-memory stages, each with a full barrier; two consumer "
+        "copies of Q once and of K_j and V_j into a ring of shared-memory stages, each with a full barrier; two "
+        "consumer "
         "warpgroups, grown to 232 registers, each owning 64 query rows, wait on a stage's full barrier, run the score "
-        "and output GEMMs with wgmma and the softmax, then arrive on the stage's empty barrier so the producer may refill it.",
+        "and output GEMMs with wgmma and the softmax, then arrive on the stage's empty barrier so the producer may "
+        "refill it.",
     )
     s.heading("Producer, ring, consumers")
     s.box(16, 52, 448, 56, ["producer warpgroup (setmaxnreg 40)", "one thread issues TMA: Q once, K_j and V_j"], YELLOW)
@@ -1702,7 +1850,8 @@ def f54_rung_results():
         360,
         "The book's Hopper attention rung on the H200",
         "At one batch of 8 heads, sequence 16384 and head dimension 128: 525 TFLOP/s before the exponential was "
-        "written as one fused multiply-add feeding ex2.approx, 672 after it without a mask, and 665 with the causal mask. "
+        "written as one fused multiply-add feeding ex2.approx, 672 after it without a mask, and 665 with the causal "
+        "mask. "
         "PyTorch's fastest backend there, cuDNN, takes 98% and 113% of the rung's time.",
     )
     s.heading("Rung 04 (wgmma + TMA), N = 16384, d = 128")
@@ -1818,8 +1967,18 @@ def f47_decode_batch():
     )
     s.heading("Decode step intensity, contexts of 4,096")
     rows = [("B = 8", 7, BLUE), ("B = 64", 23, BLUE), ("B = 256", 30, BLUE)]
-    y = hbars(s, 70, rows, 40, [0, 10, 20, 30, 40], "FLOP per byte for the whole step", label_w=110, bar_h=30,
-              gap=12, refs=[(34, "limit ≈ 34", RED[1])])
+    y = hbars(
+        s,
+        70,
+        rows,
+        40,
+        [0, 10, 20, 30, 40],
+        "FLOP per byte for the whole step",
+        label_w=110,
+        bar_h=30,
+        gap=12,
+        refs=[(34, "limit ≈ 34", RED[1])],
+    )
     s.text(16, y, "The ridge, about 186, is far off the right edge: the", fill=GREY)
     s.text(16, y + 20, "caches' bytes grow with the batch as fast as its FLOPs.", fill=GREY)
     s.h = y + 34
@@ -1860,18 +2019,37 @@ def f38_effects():
     s = Svg(
         420,
         "Kernel 6 against kernel 7: shared-memory wavefronts and the FFMA share of the main loop",
-        "Per warp and k step, for 2,048 FMAs, kernel 6 needs ten shared-memory wavefronts and kernel 7 eight, since its "
+        "Per warp and k step, for 2,048 FMAs, kernel 6 needs ten shared-memory wavefronts and kernel 7 eight, since "
+        "its "
         "B read is conflict-free and its A reads are broadcasts. In the SASS of the main loop, FFMAs are 56% of the "
         "instructions in kernel 6 and 79% in kernel 7, whose k depth of 32 spreads the load phase over four times as "
         "many FMAs.",
     )
     s.heading("Two of kernel 7's four effects")
     s.text(16, 58, "Wavefronts per warp per k step (2,048 FMAs)", bold=True)
-    y = hbars(s, 72, [("kernel 6", 10, GREYS), ("kernel 7", 8, GREEN)], 12, [0, 2, 4, 6, 8, 10, 12],
-              "shared-memory wavefronts", label_w=100, bar_h=28, gap=10)
+    y = hbars(
+        s,
+        72,
+        [("kernel 6", 10, GREYS), ("kernel 7", 8, GREEN)],
+        12,
+        [0, 2, 4, 6, 8, 10, 12],
+        "shared-memory wavefronts",
+        label_w=100,
+        bar_h=28,
+        gap=10,
+    )
     s.text(16, y + 4, "FFMA share of the main loop's instructions", bold=True)
-    hbars(s, y + 18, [("kernel 6", 56, GREYS, "56%"), ("kernel 7", 79, GREEN, "79%")], 100,
-          [0, 20, 40, 60, 80, 100], "% of instructions (static SASS count)", label_w=100, bar_h=28, gap=10)
+    hbars(
+        s,
+        y + 18,
+        [("kernel 6", 56, GREYS, "56%"), ("kernel 7", 79, GREEN, "79%")],
+        100,
+        [0, 20, 40, 60, 80, 100],
+        "% of instructions (static SASS count)",
+        label_w=100,
+        bar_h=28,
+        gap=10,
+    )
     s.save("38-effects")
 
 
@@ -1895,7 +2073,7 @@ def f40_exposed():
     s.box(16, y, 2200 * sc, 34, "math: ≈ 2,200 cycles", GREEN)
     s.box(16 + 200 * sc, y + 40, 600 * sc, 26, "next loads", ORANGE)
     s.text(16, y + 100, "262,144 FFMAs per tile at ≈ 120 per cycle per SM;", fill=GREY)
-    s.text(16, y + 120, "the latency is illustrative (\"say, 600 cycles\").", fill=GREY)
+    s.text(16, y + 120, 'the latency is illustrative ("say, 600 cycles").', fill=GREY)
     s.h = y + 134
     s.save("40-exposed")
 

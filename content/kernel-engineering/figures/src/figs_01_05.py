@@ -4,8 +4,28 @@ Run: python content/kernel-engineering/figures/src/figs_01_05.py
 """
 
 from kit_01_18 import (
-    BLUE, BLUE_DARK, BLUE_LIGHT, BLUE_MID, FILL_BLUE, FILL_GREEN, FILL_GREY, FILL_ORANGE, FILL_PURPLE, FILL_RED,
-    FILL_YELLOW, GREEN, GREY, GRID, ORANGE, PURPLE, RED, Fig, Scale, haxis, hbars, text_width,
+    BLUE,
+    BLUE_DARK,
+    BLUE_LIGHT,
+    BLUE_MID,
+    FILL_BLUE,
+    FILL_GREEN,
+    FILL_GREY,
+    FILL_ORANGE,
+    FILL_PURPLE,
+    FILL_RED,
+    FILL_YELLOW,
+    GREEN,
+    GREY,
+    GRID,
+    ORANGE,
+    PURPLE,
+    RED,
+    Fig,
+    Scale,
+    haxis,
+    hbars,
+    text_width,
 )
 
 
@@ -31,7 +51,8 @@ def chips(f: Fig, x0: float, y: float, items, fill=FILL_BLUE, stroke=BLUE, right
 # 01 -------------------------------------------------------------------------------------------------------
 def f01_token_ceilings():
     f = Fig(
-        "01-token-ceilings.svg", 250,
+        "01-token-ceilings.svg",
+        250,
         "The two times of one batch-1 decode step",
         "Two horizontal bars on one linear scale in milliseconds for one decode step of an 8-billion-parameter "
         "BF16 model on an H200. Arithmetic, 16 GFLOP at 780 TFLOP/s: 20 microseconds, a sliver. Reading the "
@@ -40,10 +61,17 @@ def f01_token_ceilings():
     f.heading("Batch 1, 8B model, one H200")
     s = Scale(0, 4.0, 16, 400)
     haxis(f, s, 46, 166, [0, 1, 2, 3, 4], label_fmt=lambda t: f"{t} ms")
-    hbars(f, [
-        ("Arithmetic: 16 GFLOP at 780 TFLOP/s", 0.02, GREEN, "20 µs"),
-        ("Weights: 16 GB read at 4.2 TB/s", 3.8, BLUE, "3.8 ms"),
-    ], top=66, scale=s, bar_h=24, gap=56)
+    hbars(
+        f,
+        [
+            ("Arithmetic: 16 GFLOP at 780 TFLOP/s", 0.02, GREEN, "20 µs"),
+            ("Weights: 16 GB read at 4.2 TB/s", 3.8, BLUE, "3.8 ms"),
+        ],
+        top=66,
+        scale=s,
+        bar_h=24,
+        gap=56,
+    )
     f.note(214, "The tensor cores are busy for 20 µs of every 3.8 ms:")
     f.note(234, "idle more than 99% of the step, waiting for bytes.")
     return f.save()
@@ -51,7 +79,8 @@ def f01_token_ceilings():
 
 def f01_kv_cache():
     f = Fig(
-        "01-kv-cache.svg", 290,
+        "01-kv-cache.svg",
+        290,
         "Bytes read per decode step: weights against the KV cache",
         "Three horizontal bars in gigabytes for a model shaped like Llama 3 8B in BF16. The weights, 16 GB, are "
         "read once per step whatever the batch. The KV cache of one sequence of 4,096 tokens is 512 MiB, at 128 "
@@ -60,11 +89,18 @@ def f01_kv_cache():
     f.heading("Bytes read per step, Llama-3-8B shape")
     s = Scale(0, 40, 16, 400)
     haxis(f, s, 46, 214, [0, 10, 20, 30, 40], label_fmt=lambda t: f"{t} GB")
-    hbars(f, [
-        ("Weights: shared by the whole batch", 16, BLUE, "16 GB"),
-        ("KV cache of 1 sequence, 4,096 tokens", 0.537, ORANGE, "512 MiB"),
-        ("KV cache of 64 such sequences", 34.4, RED, "32 GiB"),
-    ], top=66, scale=s, bar_h=22, gap=50)
+    hbars(
+        f,
+        [
+            ("Weights: shared by the whole batch", 16, BLUE, "16 GB"),
+            ("KV cache of 1 sequence, 4,096 tokens", 0.537, ORANGE, "512 MiB"),
+            ("KV cache of 64 such sequences", 34.4, RED, "32 GiB"),
+        ],
+        top=66,
+        scale=s,
+        bar_h=22,
+        gap=50,
+    )
     f.note(260, "128 KiB of cache per token, per sequence: not shared.")
     f.note(280, "At batch 64 the cache is twice the weights.")
     return f.save()
@@ -72,7 +108,8 @@ def f01_kv_cache():
 
 def f01_attention_traffic():
     f = Fig(
-        "01-attention-traffic.svg", 470,
+        "01-attention-traffic.svg",
+        470,
         "Unfused and fused attention: where S and P live",
         "Top: unfused attention as three kernels, QK transpose, softmax and multiply by V; the score matrix S "
         "and the probabilities P, 134 MB each per head at 8,192 tokens in BF16, are written to HBM and read "
@@ -96,22 +133,37 @@ def f01_attention_traffic():
     f.text(385, 134, "P", bold=True, fill=RED)
     f.note(212, "537 MB per head, 17 GB per layer: about 4 ms")
     f.text(16, 250, "Fused: one kernel", bold=True)
-    f.box(16, 260, 448, 52, ["S and P stay on chip, tile by tile,", "in shared memory and registers"],
-          fill=FILL_GREEN, stroke=GREEN)
+    f.box(
+        16,
+        260,
+        448,
+        52,
+        ["S and P stay on chip, tile by tile,", "in shared memory and registers"],
+        fill=FILL_GREEN,
+        stroke=GREEN,
+    )
     f.rect(16, 330, 448, 34, fill=FILL_ORANGE, stroke=ORANGE)
     f.text(240, 352, "HBM: only Q, K, V read and O written", anchor="middle")
     s = Scale(0, 4.5, 16, 400)
-    hbars(f, [
-        ("Per layer: S and P through HBM", 4.0, RED, "4 ms"),
-        ("Per layer: the two matrix products", 1.4, GREEN, "1.4 ms"),
-    ], top=392, scale=s, bar_h=18, gap=46)
+    hbars(
+        f,
+        [
+            ("Per layer: S and P through HBM", 4.0, RED, "4 ms"),
+            ("Per layer: the two matrix products", 1.4, GREEN, "1.4 ms"),
+        ],
+        top=392,
+        scale=s,
+        bar_h=18,
+        gap=46,
+    )
     return f.save()
 
 
 # 02 -------------------------------------------------------------------------------------------------------
 def f02_three_costs():
     f = Fig(
-        "02-three-costs.svg", 440,
+        "02-three-costs.svg",
+        440,
         "The three costs of three workloads",
         "Grouped horizontal bars on a log scale of microseconds, the output of the capsule's regime function "
         "on the H200's measured ceilings. SGEMM of side 4096: compute 2,182, memory 64, overhead 3.5 "
@@ -139,7 +191,7 @@ def f02_three_costs():
     for title, values in groups:
         f.text(16, y, title, bold=True)
         y += 8
-        for colour, v in zip((BLUE, ORANGE, PURPLE), values):
+        for colour, v in zip((BLUE, ORANGE, PURPLE), values, strict=True):
             x1 = s(v)
             f.rect(16, y, x1 - 16, 16, fill=colour, stroke=colour, sw=1, rx=2)
             label = f"{v:,.1f}".replace(".0", "") if v < 100 else f"{v:,.0f}"
@@ -151,7 +203,8 @@ def f02_three_costs():
 
 def f02_fusion_bytes():
     f = Fig(
-        "02-fusion-bytes.svg", 300,
+        "02-fusion-bytes.svg",
+        300,
         "Bytes per element of y = max(a + b, 0) · s, unfused and fused",
         "Two stacked horizontal bars on one scale of bytes per element. Three separate kernels move 28 bytes: "
         "the add reads a and b and writes a temporary, 12 bytes; the ReLU reads and writes one, 8 bytes; the "
@@ -162,8 +215,11 @@ def f02_fusion_bytes():
     px = 400 / 28
     x = 16
     f.text(16, 62, "Three kernels: 28 bytes", bold=True)
-    for label, b, colour, fill in (("add: 12 B", 12, BLUE, FILL_BLUE), ("ReLU: 8 B", 8, ORANGE, FILL_ORANGE),
-                                   ("scale: 8 B", 8, PURPLE, FILL_PURPLE)):
+    for label, b, colour, fill in (
+        ("add: 12 B", 12, BLUE, FILL_BLUE),
+        ("ReLU: 8 B", 8, ORANGE, FILL_ORANGE),
+        ("scale: 8 B", 8, PURPLE, FILL_PURPLE),
+    ):
         f.box(x, 72, b * px, 36, label, fill=fill, stroke=colour)
         x += b * px
     f.text(16, 150, "One fused kernel: 12 bytes", bold=True)
@@ -177,7 +233,8 @@ def f02_fusion_bytes():
 
 def f02_launch_costs():
     f = Fig(
-        "02-launch-costs.svg", 340,
+        "02-launch-costs.svg",
+        340,
         "What one small kernel costs, host and device",
         "Horizontal bars in microseconds per call, measured on the H200. Eager PyTorch x + y on 4,096-element "
         "tensors: about 9.3. A loop of empty launches from Python through CuPy: about 5.8. The GPU time of a "
@@ -187,12 +244,19 @@ def f02_launch_costs():
     f.heading("Cost per call of a tiny add (µs)")
     s = Scale(0, 10, 16, 400)
     haxis(f, s, 46, 256, [0, 2, 4, 6, 8, 10])
-    hbars(f, [
-        ("Eager PyTorch x + y, 4,096 elements", 9.3, RED, "9.3"),
-        ("Empty launch from Python (CuPy)", 5.8, ORANGE, "5.8"),
-        ("GPU time of the add itself", 3.65, BLUE, "3.65"),
-        ("One kernel of a replayed CUDA graph", 1.0, GREEN, "≈ 1"),
-    ], top=66, scale=s, bar_h=20, gap=48)
+    hbars(
+        f,
+        [
+            ("Eager PyTorch x + y, 4,096 elements", 9.3, RED, "9.3"),
+            ("Empty launch from Python (CuPy)", 5.8, ORANGE, "5.8"),
+            ("GPU time of the add itself", 3.65, BLUE, "3.65"),
+            ("One kernel of a replayed CUDA graph", 1.0, GREEN, "≈ 1"),
+        ],
+        top=66,
+        scale=s,
+        bar_h=20,
+        gap=48,
+    )
     f.note(296, "The add's 48 KB need about 12 ns of HBM time.")
     f.note(318, "350 launches at 9 µs ≈ 3 ms per token.")
     return f.save()
@@ -201,7 +265,8 @@ def f02_launch_costs():
 # 03 -------------------------------------------------------------------------------------------------------
 def f03_three_readings():
     f = Fig(
-        "03-three-readings.svg", 430,
+        "03-three-readings.svg",
+        430,
         "Datasheet, dense and measured ceilings of the H200",
         "Top: three bars for the same BF16 tensor cores on a scale of TFLOP/s: 1,979 as printed with 2:4 "
         "sparsity, 989 dense, and about 780 measured with cuBLAS. Bottom: measured ceilings as a share of the "
@@ -211,16 +276,26 @@ def f03_three_readings():
     f.heading("One tensor core, three numbers (TFLOP/s)")
     s = Scale(0, 2000, 16, 380)
     haxis(f, s, 46, 194, [0, 500, 1000, 1500, 2000], label_fmt=lambda t: f"{t:,}")
-    hbars(f, [
-        ("Datasheet, 'with sparsity'", 1979, BLUE_LIGHT, "1,979"),
-        ("Datasheet, dense: halve it", 989, BLUE_MID, "989"),
-        ("Measured, cuBLAS 8192³", 780, BLUE_DARK, "≈ 780"),
-    ], top=66, scale=s, bar_h=18, gap=44)
+    hbars(
+        f,
+        [
+            ("Datasheet, 'with sparsity'", 1979, BLUE_LIGHT, "1,979"),
+            ("Datasheet, dense: halve it", 989, BLUE_MID, "989"),
+            ("Measured, cuBLAS 8192³", 780, BLUE_DARK, "≈ 780"),
+        ],
+        top=66,
+        scale=s,
+        bar_h=18,
+        gap=44,
+    )
     f.heading("Measured as a share of the datasheet", y=252)
     p = Scale(0, 100, 16, 400)
     y = 280
-    for label, pct, colour in (("FP32 FFMA: 63 of 67 TFLOP/s", 94, GREEN), ("BF16 tensor: 780 of 989 TFLOP/s", 79, BLUE),
-                               ("HBM copy: 4.2 of 4.8 TB/s", 88, ORANGE)):
+    for label, pct, colour in (
+        ("FP32 FFMA: 63 of 67 TFLOP/s", 94, GREEN),
+        ("BF16 tensor: 780 of 989 TFLOP/s", 79, BLUE),
+        ("HBM copy: 4.2 of 4.8 TB/s", 88, ORANGE),
+    ):
         f.text(16, y, label)
         f.rect(16, y + 6, 384, 18, fill="#ffffff", stroke=GREY, sw=1, rx=2)
         f.rect(16, y + 6, p(pct) - 16, 18, fill=colour, stroke=colour, sw=1, rx=2)
@@ -231,7 +306,8 @@ def f03_three_readings():
 
 def f03_ridges():
     f = Fig(
-        "03-ridges.svg", 330,
+        "03-ridges.svg",
+        330,
         "Ridge points: where memory-bound turns into compute-bound",
         "Horizontal bars of the ridge point in FLOP per byte. H200 FP32 with measured ceilings, 63 over 4.2: "
         "15. H200 BF16 measured, 780 over 4.2: about 186. H200 BF16 datasheet, 989 over 4.8: about 206. H100 "
@@ -240,12 +316,19 @@ def f03_ridges():
     f.heading("Ridge point I* = peak / bandwidth")
     s = Scale(0, 320, 16, 400)
     haxis(f, s, 46, 246, [0, 100, 200, 300])
-    hbars(f, [
-        ("H200, FP32, measured: 63 / 4.2", 15, GREEN, "15"),
-        ("H200, BF16, measured: 780 / 4.2", 186, BLUE_DARK, "186"),
-        ("H200, BF16, datasheet: 989 / 4.8", 206, BLUE_MID, "206"),
-        ("H100, BF16, datasheet: 989 / 3.35", 295, BLUE_LIGHT, "295"),
-    ], top=66, scale=s, bar_h=18, gap=46)
+    hbars(
+        f,
+        [
+            ("H200, FP32, measured: 63 / 4.2", 15, GREEN, "15"),
+            ("H200, BF16, measured: 780 / 4.2", 186, BLUE_DARK, "186"),
+            ("H200, BF16, datasheet: 989 / 4.8", 206, BLUE_MID, "206"),
+            ("H100, BF16, datasheet: 989 / 3.35", 295, BLUE_LIGHT, "295"),
+        ],
+        top=66,
+        scale=s,
+        bar_h=18,
+        gap=46,
+    )
     f.note(296, "FLOP per byte of HBM traffic.")
     f.note(318, "Same tensor cores: slower memory, higher ridge.")
     return f.save()
@@ -253,7 +336,8 @@ def f03_ridges():
 
 def f03_gemm_intensity():
     f = Fig(
-        "03-gemm-intensity.svg", 400,
+        "03-gemm-intensity.svg",
+        400,
         "Intensity of a square BF16 GEMM against its size",
         "Log-log line chart. Horizontal axis: the side n of a square BF16 GEMM, from 64 to 16,384. Vertical "
         "axis: arithmetic intensity at the algorithmic minimum, n over 3 FLOP per byte. A horizontal line marks "
@@ -288,7 +372,8 @@ def f03_gemm_intensity():
 # 04 -------------------------------------------------------------------------------------------------------
 def f04_loop():
     f = Fig(
-        "04-loop.svg", 330,
+        "04-loop.svg",
+        330,
         "The loop a kernel engineer is hired for",
         "Four boxes joined by arrows in a cycle. Measure: where does the time go, with Nsight Systems, Nsight "
         "Compute and the judge. Explain: which ceiling binds, from hardware literacy and the roofline. Change "
@@ -314,7 +399,8 @@ def f04_loop():
 
 def f04_spectrum():
     f = Fig(
-        "04-spectrum.svg", 420,
+        "04-spectrum.svg",
+        420,
         "Kernel languages from full control to high productivity",
         "A vertical stack of five layers with an arrow beside it: more productivity towards the top, more "
         "control towards the bottom. Triton and tile languages: blocks of data, the compiler maps them to "
@@ -343,7 +429,8 @@ def f04_spectrum():
 
 def f04_mantissa():
     f = Fig(
-        "04-mantissa.svg", 470,
+        "04-mantissa.svg",
+        470,
         "Mantissa bits per format, and what FP16 accumulation does to a sum",
         "Top: explicit mantissa bits as horizontal bars: FP32 23, FP16 10, BF16 7, FP8 E4M3 3, FP8 E5M2 2. "
         "Bottom: the sum of 100,000 FP16 copies of 0.1: the exact sum is 9,997.56; accumulated in FP32 it is "
@@ -352,8 +439,13 @@ def f04_mantissa():
     f.heading("Explicit mantissa bits")
     s = Scale(0, 24, 16, 400)
     y = 44
-    for name, bits, colour in (("FP32", 23, BLUE_DARK), ("FP16", 10, BLUE_MID), ("BF16", 7, BLUE),
-                               ("FP8 E4M3", 3, ORANGE), ("FP8 E5M2", 2, ORANGE)):
+    for name, bits, colour in (
+        ("FP32", 23, BLUE_DARK),
+        ("FP16", 10, BLUE_MID),
+        ("BF16", 7, BLUE),
+        ("FP8 E4M3", 3, ORANGE),
+        ("FP8 E5M2", 2, ORANGE),
+    ):
         f.text(16, y + 15, name)
         f.rect(106, y, (s(bits) - 16) * 0.75, 20, fill=colour, stroke=colour, sw=1, rx=2)
         f.text(106 + (s(bits) - 16) * 0.75 + 6, y + 15, str(bits), bold=True)
@@ -361,11 +453,18 @@ def f04_mantissa():
     f.heading("Sum of 100,000 × 0.1 in FP16 values", y=224)
     s2 = Scale(0, 10000, 16, 380)
     haxis(f, s2, 236, 400, [0, 2500, 5000, 7500, 10000], label_fmt=lambda t: f"{t:,}")
-    hbars(f, [
-        ("Exact (float64)", 9997.56, GREY, "9,997.56"),
-        ("Accumulated in FP32", 9998.41, GREEN, "9,998.41"),
-        ("Accumulated in FP16", 256, RED, "256.0"),
-    ], top=256, scale=s2, bar_h=18, gap=46)
+    hbars(
+        f,
+        [
+            ("Exact (float64)", 9997.56, GREY, "9,997.56"),
+            ("Accumulated in FP32", 9998.41, GREEN, "9,998.41"),
+            ("Accumulated in FP16", 256, RED, "256.0"),
+        ],
+        top=256,
+        scale=s2,
+        bar_h=18,
+        gap=46,
+    )
     f.note(446, "FP16 stalls at 256: there 0.25 apart, so + 0.1")
     f.note(464, "rounds back. Accumulate wider than you store.")
     return f.save()
@@ -374,7 +473,8 @@ def f04_mantissa():
 # 05 -------------------------------------------------------------------------------------------------------
 def f05_parts():
     f = Fig(
-        "05-parts.svg", 420,
+        "05-parts.svg",
+        420,
         "The book's 72 capsules in seven parts",
         "A chart of the 72 capsules on one horizontal scale, one row per part. Part 0, Start Here: capsules 1 "
         "to 5. Part 1, The GPU from silicon up: 6 to 19. Part 2, The CUDA programming model: 20 to 31. Part 3, "
@@ -415,7 +515,8 @@ def f05_parts():
 
 def f05_paths():
     f = Fig(
-        "05-paths.svg", 420,
+        "05-paths.svg",
+        420,
         "Three reading paths through the book",
         "Three rows of capsule ranges joined by arrows. An ML engineer: Part 0 in full, capsules 6 to 15 "
         "quickly, 16 to 19 with care, 20 to 23, the worklog's first rungs 32 to 35, then Part 4. A systems "
@@ -427,11 +528,11 @@ def f05_paths():
     f.text(16, 60, "ML engineer, inference performance", bold=True, fill=BLUE)
     y = chips(f, 16, 70, ["1-5", "6-15 quickly", "16-19 with care", "20-23", "32-35", "Part 4"])
     f.text(16, y + 34, "Systems programmer new to GPUs", bold=True, fill=GREEN)
-    y = chips(f, 16, y + 44, ["1 to 72 in order", "exercise at 29", "every Part 3 exercise"],
-              fill=FILL_GREEN, stroke=GREEN)
+    y = chips(
+        f, 16, y + 44, ["1 to 72 in order", "exercise at 29", "every Part 3 exercise"], fill=FILL_GREEN, stroke=GREEN
+    )
     f.text(16, y + 34, "Experienced CUDA developer", bold=True, fill=PURPLE)
-    y = chips(f, 16, y + 44, ["3", "15", "worklog tables", "40 onwards", "59 onwards"],
-              fill=FILL_PURPLE, stroke=PURPLE)
+    y = chips(f, 16, y + 44, ["3", "15", "worklog tables", "40 onwards", "59 onwards"], fill=FILL_PURPLE, stroke=PURPLE)
     f.note(y + 36, "Every capsule's outline is open to all:")
     f.note(y + 56, "skip what you already know.")
     f.h = int(y + 70)
@@ -440,7 +541,8 @@ def f05_paths():
 
 def f05_checks():
     f = Fig(
-        "05-checks.svg", 380,
+        "05-checks.svg",
+        380,
         "How the judge checks one output buffer",
         "Two rows show one output buffer surrounded by guard bands. Before the launch, every output element is "
         "poisoned with NaN and the guard bands are filled with a known pattern. After the launch, the guard "
@@ -461,15 +563,36 @@ def f05_checks():
         f.box(86 + i * 61.6, 180, 61.6, 40, "result", fill=FILL_GREEN, stroke=GREEN)
     f.box(394, 180, 70, 40, "intact?", fill=FILL_GREY, stroke=GREY)
     f.arrow(240, 226, 240, 256)
-    f.box(16, 260, 448, 56, ["every element against a float64 reference,",
-                             "tolerance from precision and sum length"], fill=FILL_BLUE, stroke=BLUE)
+    f.box(
+        16,
+        260,
+        448,
+        56,
+        ["every element against a float64 reference,", "tolerance from precision and sum length"],
+        fill=FILL_BLUE,
+        stroke=BLUE,
+    )
     f.note(342, "At several shapes, ragged ones included; a NaN left")
     f.note(362, "behind or a touched guard band fails the kernel.")
     return f.save()
 
 
 if __name__ == "__main__":
-    for fn in [f01_token_ceilings, f01_kv_cache, f01_attention_traffic, f02_three_costs, f02_fusion_bytes,
-               f02_launch_costs, f03_three_readings, f03_ridges, f03_gemm_intensity, f04_loop, f04_spectrum,
-               f04_mantissa, f05_parts, f05_paths, f05_checks]:
+    for fn in [
+        f01_token_ceilings,
+        f01_kv_cache,
+        f01_attention_traffic,
+        f02_three_costs,
+        f02_fusion_bytes,
+        f02_launch_costs,
+        f03_three_readings,
+        f03_ridges,
+        f03_gemm_intensity,
+        f04_loop,
+        f04_spectrum,
+        f04_mantissa,
+        f05_parts,
+        f05_paths,
+        f05_checks,
+    ]:
         print(fn())

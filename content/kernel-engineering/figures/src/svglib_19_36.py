@@ -137,8 +137,22 @@ class Fig:
             return self.para(16, y + 22, sub, self.w - 32, 14, fill=MUTED) + 10
         return y + 10
 
-    def box(self, x, y, w, h, lines, fill=LGREY, stroke=MUTED, size=MIN_FONT, bold_first=False, rx=6,
-            color=INK, mono=False, sw=1.0):
+    def box(
+        self,
+        x,
+        y,
+        w,
+        h,
+        lines,
+        fill=LGREY,
+        stroke=MUTED,
+        size=MIN_FONT,
+        bold_first=False,
+        rx=6,
+        color=INK,
+        mono=False,
+        sw=1.0,
+    ):
         self.rect(x, y, w, h, fill, stroke, sw, rx)
         if isinstance(lines, str):
             lines = wrap(lines, w - 12, size, bold_first, mono)
@@ -161,15 +175,30 @@ class Fig:
         return self.name
 
 
-def hbars(fig: Fig, y: float, rows, vmax: float, x0: float = 16, x1: float = W - 16, log: bool = False,
-          vmin: float = 1.0, bar_h: float = 18, gap: float = 14, ticks=None, tick_fmt=str, label_size=14):
+def hbars(
+    fig: Fig,
+    y: float,
+    rows,
+    vmax: float,
+    x0: float = 16,
+    x1: float = W - 16,
+    log: bool = False,
+    vmin: float = 1.0,
+    bar_h: float = 18,
+    gap: float = 14,
+    ticks=None,
+    tick_fmt=str,
+    label_size=14,
+):
     """Horizontal bars, each with its label on the line above: rows = (label, value, colour, value_text).
 
     Returns the y below the last bar (and below the tick labels, if any)."""
 
     def scale(v):
         if log:
-            return x0 + (x1 - x0) * (math.log10(max(v, vmin)) - math.log10(vmin)) / (math.log10(vmax) - math.log10(vmin))
+            return x0 + (x1 - x0) * (math.log10(max(v, vmin)) - math.log10(vmin)) / (
+                math.log10(vmax) - math.log10(vmin)
+            )
         return x0 + (x1 - x0) * v / vmax
 
     n = len(rows)
