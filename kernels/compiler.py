@@ -52,8 +52,16 @@ def compile_submission(
     problem: str | problems.Problem,
     arch: str = DEFAULT_ARCH,
     timeout_s: float = COMPILE_TIMEOUT_S,
+    language: str = "cuda",
 ) -> CompileResult:
-    """Screen, plan and compile one submission. Never raises for a bad submission: see `verdict`."""
+    """Screen, plan and compile one submission. Never raises for a bad submission: see `verdict`. `language`
+    "triton": a Triton .py file, compiled by kernels/triton_compiler.py (issue 46)."""
+    if language == "triton":
+        from kernels import triton_compiler
+
+        return triton_compiler.compile_triton(source, problem, arch, timeout_s)
+    if language != "cuda":
+        raise ValueError(f"language {language!r} is not cuda or triton")
     problem = problems.load(problem) if isinstance(problem, str) else problem
     if arch not in SUPPORTED_ARCHS:
         raise ValueError(f"arch {arch!r} is not one of {', '.join(SUPPORTED_ARCHS)}")

@@ -129,6 +129,8 @@ _DENIED_CALLS = (
 )
 # Of those, what CUDA's driver calls while it makes a context (the socket is checked to be a Unix one).
 _CUDA_DRIVER_CALLS = ("socket", "bind", "listen")
+# Of those, what a child that executes files (Access.execute) needs: a new process, and execve in it.
+_PROCESS_CALLS = ("fork", "vfork", "execve")
 _CLONE_THREAD = 0x00010000
 _AF_UNIX = 1
 
@@ -238,6 +240,10 @@ class Access:
     # with truncation, and a Unix socket it creates, binds and listens on. Connecting or sending to any socket stays
     # refused, so no other process is reached through it.
     cuda_driver: bool = False
+    # Files the child may execute (issue 46: Triton's ptxas, and the ELF interpreter that loads it). Empty, the
+    # default: nothing executes (seccomp refuses fork and execve). Not empty: fork, vfork, clone and execve are
+    # allowed, and Landlock's EXECUTE right is given to these files only (the folders of `read` lose it).
+    execute: tuple[str, ...] = ()
 
     @classmethod
     def for_code(cls, modules: tuple[str, ...] = ()) -> Access:
@@ -257,12 +263,19 @@ class Access:
             devices=_existing(*_COMMON_DEVICES),
         )
 
-    def plus(self, read: tuple[str, ...] = (), write: tuple[str, ...] = (), devices: tuple[str, ...] = ()) -> Access:
+    def plus(
+        self,
+        read: tuple[str, ...] = (),
+        write: tuple[str, ...] = (),
+        devices: tuple[str, ...] = (),
+        execute: tuple[str, ...] = (),
+    ) -> Access:
         return dataclasses.replace(
             self,
             read=self.read + _existing(*read),
             write=self.write + _existing(*write),
             devices=self.devices + _existing(*devices),
+            execute=self.execute + _existing(*execute),
         )
 
     def for_gpu(self) -> Access:
@@ -321,7 +334,7 @@ def apply(confinement: Confinement) -> None:
     if found.landlock_abi:
         _restrict_files(confinement.access, found.landlock_abi)
     if found.seccomp:
-        _filter_calls(confinement.access.cuda_driver)
+        _filter_calls(confinement.access.cuda_driver, may_execute=bool(confinement.access.execute))
     _drop_capabilities()  # last: the filters above are installed with no_new_privs, which needs no capability
     if confinement.enforce and not found.confined:
         raise SandboxUnavailable(found.summary())
@@ -347,12 +360,18 @@ def _restrict_files(access: Access, abi: int) -> None:
 
     handled = FSAccess.all()
     ruleset = Ruleset(handled)
-    read = FSAccess.READ_FILE | FSAccess.READ_DIR | FSAccess.EXECUTE
+    # Where the child may execute files, only those named in `execute` may be (the rest are read without EXECUTE);
+    # elsewhere seccomp refuses execve, and the read folders keep EXECUTE as they always had.
+    read = FSAccess.READ_FILE | FSAccess.READ_DIR | (FSAccess(0) if access.execute else FSAccess.EXECUTE)
     file_rights = FSAccess.all_file()
     for path in access.read:
         ruleset.allow(path, rules=read if os.path.isdir(path) else read & file_rights)
+    for path in access.execute:
+        ruleset.allow(path, rules=FSAccess.READ_FILE | FSAccess.EXECUTE)
+    # Nor anything the child writes (a program copied into its scratch folder), where it may execute at all.
+    written = handled & ~FSAccess.EXECUTE if access.execute else handled
     for path in access.write:
-        ruleset.allow(path, rules=handled if os.path.isdir(path) else file_rights)
+        ruleset.allow(path, rules=written if os.path.isdir(path) else written & file_rights)
     device_rights = FSAccess.READ_FILE | FSAccess.WRITE_FILE | (FSAccess.IOCTL_DEV if abi >= 5 else 0)
     for path in access.devices:
         ruleset.allow(path, rules=(device_rights | FSAccess.READ_DIR) if os.path.isdir(path) else device_rights)
@@ -373,18 +392,25 @@ def _own_proc_rights(cuda_driver: bool):
     return FSAccess.READ_FILE | FSAccess.READ_DIR
 
 
-def _filter_calls(cuda_driver: bool) -> None:
+def _filter_calls(cuda_driver: bool, may_execute: bool = False) -> None:
+    """`may_execute`: a child whose Access names files to execute (Triton's ptxas child) may start processes and
+    execve; Landlock then decides which files (only those), and everything else denied here stays denied (execveat
+    too: no exec of a descriptor)."""
     import pyseccomp as seccomp
 
     denied = seccomp.ERRNO(errno.EPERM)
     calls = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_CALLS:
-        if not (cuda_driver and name in _CUDA_DRIVER_CALLS):
-            calls.add_rule(denied, name)
+        if cuda_driver and name in _CUDA_DRIVER_CALLS:
+            continue
+        if may_execute and name in _PROCESS_CALLS:
+            continue
+        calls.add_rule(denied, name)
     if cuda_driver:  # a Unix socket only: no network
         calls.add_rule(denied, "socket", seccomp.Arg(0, seccomp.NE, _AF_UNIX, 0))
     # A new thread is a clone with CLONE_THREAD; anything else is a new process.
-    calls.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+    if not may_execute:
+        calls.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     # clone3's flags sit behind a pointer a filter cannot read: ENOSYS makes glibc fall back to clone, checked above.
     calls.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     calls.load()

@@ -7,6 +7,9 @@ No CuPy here: the parent builds the requests, a child reads them.
     GpuJob        parent -> GPU job (kernels/judge.py `GpuJudge.judge`, kernels/runner.py `judge_job`)
     CompileJob    parent -> compile job (kernels/compiler.py `compile_submission`, `compile_job`)
     NvrtcOutput   compile job -> parent
+    TritonJob     parent -> Triton's PTX job (kernels/triton_compiler.py; its answer is plain data, never pickled
+                  objects: that child runs the reader's Python)
+    PtxasJob      parent -> Triton's ptxas job (plain data back too)
 
 A job's own answer is a result type of kernels/results.py (`JudgeResult`).
 """
@@ -88,3 +91,36 @@ class NvrtcOutput:
     cubin: bytes
     lowered_names: dict[str, str]
     nvrtc_version: str
+
+
+@dataclass(frozen=True)
+class TritonBuild:
+    """One Triton kernel to build: the @triton.jit function, its launch options and constexpr values."""
+
+    kernel: str
+    num_warps: int
+    num_stages: int
+    constexprs: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class TritonJob:
+    """A Triton submission to lower to PTX (issue 46): the source, the target's compute capability, the problem's
+    arguments as Triton types, the builds, and the release of the ptxas that will assemble the PTX (it fixes the
+    PTX version: this child never runs ptxas)."""
+
+    source: str
+    capability: int
+    arg_types: tuple[str, ...]
+    builds: tuple[TritonBuild, ...]
+    ptxas_release: str
+
+
+@dataclass(frozen=True)
+class PtxasJob:
+    """PTX to assemble with Triton's ptxas, in a child that runs no reader Python: each item is (PTX, metadata as
+    JSON), as the PTX job returned them."""
+
+    capability: int
+    ptxas: str
+    items: tuple[tuple[str, str], ...]

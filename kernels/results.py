@@ -150,6 +150,29 @@ class ResolvedTensorMap(_Schema):
 
 
 @dataclass
+class TritonKernel(_Schema):
+    """One compiled Triton kernel (issue 46): one per distinct build of the plan's launches (kernel, num_warps,
+    num_stages, constexprs), each its own cubin. `params` is the cubin's parameter list in order, each
+    {"name", "type"}: the problem's arguments as Triton types ("*fp32", "i32", ...), then the pointers Triton adds
+    (type "scratch": its global scratch, then its profile scratch), which the GPU stage passes as well."""
+
+    kernel: str  # the @triton.jit function's name, as the plan names it
+    symbol: str  # the entry function's name in the cubin
+    cubin: bytes
+    num_warps: int
+    num_stages: int
+    shared_bytes: int  # dynamic shared memory the launch needs (Triton's metadata "shared")
+    params: list[dict[str, str]] = field(default_factory=list)
+    constexprs: dict[str, Any] = field(default_factory=dict)
+    launches: list[int] = field(default_factory=list)  # the plan's launches (0-based) that run this build
+    global_scratch_bytes: int = 0
+    global_scratch_align: int = 1
+    profile_scratch_bytes: int = 0
+    profile_scratch_align: int = 1
+    num_ctas: int = 1
+
+
+@dataclass
 class CompileResult(_Schema):
     verdict: Verdict  # COMPILED, or SOURCE_REJECTED / PLAN_ERROR / COMPILE_ERROR / TIMED_OUT / CRASHED
     message: str
@@ -163,6 +186,11 @@ class CompileResult(_Schema):
     source_sha256: str = ""
     nvrtc_version: str = ""
     compile_time_ms: float = 0.0
+    # Issue 46: "cuda" (one cubin, `cubin`) or "triton" (a cubin per build, `triton_kernels`; `cubin` empty).
+    language: str = "cuda"
+    triton_kernels: list[TritonKernel] = field(default_factory=list)
+    triton_version: str = ""
+    ptxas_version: str = ""  # the ptxas that built Triton's cubins
 
     @property
     def ok(self) -> bool:

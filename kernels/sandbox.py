@@ -35,9 +35,11 @@ import contextlib
 import dataclasses
 import fcntl
 import importlib
+import io
 import json
 import multiprocessing
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -145,7 +147,10 @@ class _Child:
     child that could write a link where the log was would not redirect the read); its HOME and TMPDIR are a
     private scratch folder, removed with it."""
 
-    def __init__(self, setup: str | None, preload: tuple[str, ...], confinement: Confinement):
+    def __init__(
+        self, setup: str | None, preload: tuple[str, ...], confinement: Confinement, plain_answers: bool = False
+    ):
+        self.plain_answers = plain_answers  # read its answers as plain data only (`receive`)
         self.scratch = tempfile.mkdtemp(prefix="kernels-child-")
         self.log_fd, self.log_path = tempfile.mkstemp(prefix="kernels-worker-", suffix=".log")
         # Appending: the child's writes follow each job's truncation (`_rewind_output`), leaving no hole before them.
@@ -169,6 +174,17 @@ class _Child:
         self.measuring = False  # released into a setup that needs the device alone (it measures the ceilings)
         self.early: tuple | None = None  # an answer other than "imported" read by poll_imported (a failure)
         self.confine_ms: float | None = None  # what confining itself cost the child (its "imported" notice says)
+
+    def receive(self) -> Any:
+        """The child's next message. A child that runs a reader's Python (Triton's compile child, issue 46) could
+        write any bytes to its pipe, and unpickling them could run code in this process: such a child's messages
+        are read as plain data (`plain_loads`), everything else is refused."""
+        if not self.plain_answers:
+            return self.conn.recv()
+        message = plain_loads(self.conn.recv_bytes(MAX_PLAIN_ANSWER_BYTES))
+        if not (isinstance(message, tuple) and len(message) == 2 and message[0] in ("imported", "ok", "error")):
+            return ("error", "the child sent a message of the wrong form")
+        return message
 
     def _advance(self, event: str) -> None:
         try:
@@ -208,7 +224,7 @@ class _Child:
         if self.stage is Stage.IMPORTING and self.alive:
             with contextlib.suppress(EOFError, OSError):
                 if self.conn.poll(0):
-                    message = self.conn.recv()
+                    message = self.receive()
                     if message[0] == "imported":
                         self.heard_imported(message[1])
                     else:
@@ -244,6 +260,30 @@ class _Child:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.log_path)
         shutil.rmtree(self.scratch, ignore_errors=True)  # never follows the links a child may have left there
+
+
+# The most a plain-answering child may send in one message (a Triton compile's PTX and cubins are well under it).
+MAX_PLAIN_ANSWER_BYTES = 64 << 20
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Builds str, bytes, numbers, None, booleans, lists, tuples, dicts and sets; no class or function is ever
+    looked up, so nothing a message holds is called."""
+
+    def find_class(self, module: str, name: str):
+        raise pickle.UnpicklingError(f"{module}.{name}: a plain answer holds no classes")
+
+    def persistent_load(self, pid):
+        raise pickle.UnpicklingError("a plain answer holds no persistent ids")
+
+
+def plain_loads(data: bytes) -> Any:
+    """Plain data from a child's message, or ("error", why) for anything else (a child that wrote garbage or a
+    crafted pickle to its pipe: an error answer, never code run here)."""
+    try:
+        return _PlainUnpickler(io.BytesIO(data)).load()
+    except Exception as exc:  # noqa: BLE001 (whatever the bytes were: the child's fault, reported as its error)
+        return ("error", f"the child sent a message that is not plain data ({type(exc).__name__}: {exc})")
 
 
 # The child's first words, run by `python -I` (no PYTHON* variable, no user site, no current folder on the path):
@@ -296,6 +336,7 @@ class Worker:
         spares: int = 1,
         setup_alone: Callable[[], bool] | None = None,
         teardown_hold: Callable[[], AbstractContextManager] | None = None,
+        plain_answers: bool = False,
     ):
         self.setup = setup  # "module:function" run once in the child before the first job (e.g. CUDA warm-up)
         self.preload = preload  # "module:function" names imported in the child's first phase (e.g. the job's)
@@ -312,6 +353,8 @@ class Worker:
         # next job then starts at once, and only its timed part waits for the teardown (GpuJudge: the device lock,
         # shared). Without it the gap between jobs waits for the teardown.
         self.teardown_hold = teardown_hold
+        # Read the children's answers as plain data only (a child that runs a reader's Python: `_Child.receive`).
+        self.plain_answers = plain_answers
         self._reapers: list[threading.Thread] = []
         self.setup_value: Any = None  # what the latest completed setup returned
         self.setup_wait_ms = 0.0  # how long the latest call waited for setups to finish before its job
@@ -432,7 +475,8 @@ class Worker:
 
     def _new_child(self) -> _Child:
         found = confine.require()  # SandboxUnavailable: no child starts unconfined unless the operator opted out
-        return _Child(self.setup, self.preload, dataclasses.replace(self.confinement, enforce=found.confined))
+        confinement = dataclasses.replace(self.confinement, enforce=found.confined)
+        return _Child(self.setup, self.preload, confinement, self.plain_answers)
 
     def _await_setup(self, child: _Child) -> Outcome:
         outcome = self._wait(child, self.startup_timeout_s, time.perf_counter())
@@ -530,7 +574,7 @@ class Worker:
             if not ready:
                 break
             try:
-                message = child.conn.recv()
+                message = child.receive()
             except (EOFError, OSError):
                 break
             if message[0] == "imported":  # the notice of its first phase, unread until now
@@ -563,10 +607,17 @@ def _read_output(log_fd: int) -> tuple[str, int]:
 
 
 def run_once(
-    func: str, payload: Any = None, timeout_s: float = 60.0, limits: Limits | None = None, access: Access | None = None
+    func: str,
+    payload: Any = None,
+    timeout_s: float = 60.0,
+    limits: Limits | None = None,
+    access: Access | None = None,
+    preload: tuple[str, ...] = (),
+    plain_answers: bool = False,
 ) -> Outcome:
-    """Run one job in a fresh child and end it."""
-    with Worker(limits=limits, access=access, preload=(func,)) as worker:
+    """Run one job in a fresh child and end it (`preload`: more "module:function" names imported before the child
+    confines itself; `plain_answers`: see `Worker`)."""
+    with Worker(limits=limits, access=access, preload=(func, *preload), plain_answers=plain_answers) as worker:
         return worker.call(func, payload, timeout_s)
 
 
