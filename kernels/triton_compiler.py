@@ -414,7 +414,7 @@ def ptx_job(job: TritonJob) -> dict:
             metadata = json.dumps(done.metadata, default=vars)
             kernels.append({"ptx": str(done.ptx), "metadata": metadata})
         except BaseException as exc:  # noqa: BLE001
-            return {"ok": False, "log": _reader_traceback(exc)}
+            return {"ok": False, "log": _file_line(exc, namespace) + _reader_traceback(exc)}
     return {"ok": True, "log": "", "kernels": kernels, "triton_version": str(triton.__version__)}
 
 
@@ -439,6 +439,18 @@ def _signature(fn, arg_types: tuple[str, ...], given: dict) -> tuple[dict, dict]
     if types or given:
         raise ValueError(f"{fn.__name__}'s parameters do not match the problem's arguments and the plan's constexprs")
     return signature, constexprs
+
+
+def _file_line(exc: BaseException, namespace: dict) -> str:
+    """Triton's compilation errors count lines from the function's `def` ("at 2:14:"): the file's line besides."""
+    try:
+        node, src = exc.node, exc.src
+        for fn in namespace.values():
+            if getattr(fn, "_src", None) == src and src is not None:
+                return f"{triton_source_mod.FILENAME}, line {fn.def_file_line_number + node.lineno - 1}:\n"
+    except Exception:  # noqa: BLE001 (an error of another kind, or another Triton: no line to add)
+        pass
+    return ""
 
 
 def _reader_traceback(exc: BaseException) -> str:

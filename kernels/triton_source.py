@@ -518,7 +518,8 @@ class _Checker:
         if self.functions > MAX_FUNCTIONS:
             self.refuse(node, f"more than {MAX_FUNCTIONS} functions")
         if len(node.decorator_list) != 1:
-            self.refuse(node, f"{node.name}: a function of a Triton file has exactly one decorator, @triton.jit")
+            first = node.decorator_list[0] if node.decorator_list else node
+            self.refuse(first, f"{node.name}: a function of a Triton file has exactly one decorator, @triton.jit")
         self.decorator(node.name, node.decorator_list[0])
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs:

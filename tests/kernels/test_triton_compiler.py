@@ -1,0 +1,151 @@
+"""Triton submissions compiled on this CPU for sm_90 (issue 46, kernels/triton_compiler.py): the real Triton and
+its bundled ptxas, in the two sandboxed children. What the GPU stage will need comes back: a cubin per build, the
+entry's name, warps, shared memory, the parameter list with Triton's two scratch pointers, the versions."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from kernels import compiler, confine
+from kernels import triton_compiler as tc
+from kernels.results import CompileResult, Verdict
+
+pytestmark = pytest.mark.skipif(not confine.support().confined, reason=confine.support().summary())
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTOR_ADD = (ROOT / "kernels" / "problems" / "vector_add" / "example_triton.py").read_text()
+SOFTMAX = (ROOT / "kernels" / "problems" / "softmax" / "example_triton.py").read_text()
+HEAD = "import triton\nimport triton.language as tl\n"
+EM_CUDA = 190
+
+
+def elf_machine(cubin: bytes) -> int:
+    assert cubin[:4] == b"\x7fELF"
+    return struct.unpack_from("<H", cubin, 18)[0]
+
+
+@pytest.fixture(scope="module")
+def vector_add() -> CompileResult:
+    return compiler.compile_submission(VECTOR_ADD, "vector_add", "sm_90", language="triton")
+
+
+def test_the_vector_add_starter_compiles_for_sm_90_on_this_cpu(vector_add):
+    result = vector_add
+    assert result.verdict is Verdict.COMPILED, (result.message, result.log)
+    assert result.language == "triton" and result.cubin == b""
+    (kernel,) = result.triton_kernels
+    assert elf_machine(kernel.cubin) == EM_CUDA
+    assert (kernel.kernel, kernel.symbol, kernel.num_warps, kernel.num_stages) == ("vector_add", "vector_add", 4, 3)
+    assert kernel.shared_bytes == 0 and kernel.constexprs == {"BLOCK_SIZE": 1024} and kernel.launches == [0]
+    assert [p["name"] for p in kernel.params] == ["A", "B", "C", "N", "global_scratch", "profile_scratch"]
+    assert [p["type"] for p in kernel.params] == ["*fp32", "*fp32", "*fp32", "i32", "scratch", "scratch"]
+    assert result.triton_version.startswith("3.") and result.ptxas_version
+    assert result.kernels[0].registers and result.kernels[0].spill_store_bytes == 0
+    assert "Compiling entry function 'vector_add' for 'sm_90a'" in result.log
+    assert "kernels-child" not in result.log and "/tmp" not in result.log
+
+
+def test_the_result_round_trips_through_json(vector_add):
+    again = CompileResult.from_json(vector_add.to_json())
+    assert again == vector_add
+    assert again.triton_kernels[0].cubin == vector_add.triton_kernels[0].cubin
+
+
+def test_the_softmax_starter_compiles():
+    result = tc.compile_triton(SOFTMAX, "softmax")
+    assert result.verdict is Verdict.COMPILED, (result.message, result.log)
+    assert [p["name"] for p in result.triton_kernels[0].params][:4] == ["rows", "cols", "x", "y"]
+
+
+def test_launches_share_a_build_and_each_build_is_its_own_cubin():
+    source = VECTOR_ADD.replace(
+        'constexprs = { BLOCK_SIZE = 1024 }\n"""',
+        'constexprs = { BLOCK_SIZE = 1024 }\n\n[[launch]]\nkernel = "vector_add"\ngrid = ["cdiv(N, 1024)"]\n'
+        'constexprs = { BLOCK_SIZE = 1024 }\n\n[[launch]]\nkernel = "vector_add"\ngrid = ["cdiv(N, 256)"]\n'
+        'num_warps = 2\nconstexprs = { BLOCK_SIZE = 256 }\n"""',
+    )
+    result = tc.compile_triton(source, "vector_add")
+    assert result.verdict is Verdict.COMPILED, (result.message, result.log)
+    assert [(k.launches, k.num_warps, k.constexprs["BLOCK_SIZE"]) for k in result.triton_kernels] == [
+        ([0, 1], 4, 1024),
+        ([2], 2, 256),
+    ]
+    assert result.triton_kernels[0].cubin != result.triton_kernels[1].cubin
+
+
+def test_a_triton_compile_error_names_the_files_line():
+    source = HEAD + (
+        "\n@triton.jit\ndef k(a, b, c, n):\n    offsets = tl.arange(0, 1000)\n    tl.store(c + offsets, 0.0)\n"
+        '\nPLAN = """\n[[launch]]\nkernel = "k"\ngrid = [1]\n"""\n'
+    )
+    result = tc.compile_triton(source, "vector_add")
+    assert result.verdict is Verdict.COMPILE_ERROR
+    assert result.message == "arange's range must be a power of 2"
+    assert "submission.py, line 6:" in result.log and "tl.arange(0, 1000)" in result.log
+
+
+def test_shared_memory_over_the_targets_limit_is_a_plan_error():
+    source = (
+        HEAD
+        + '''
+@triton.jit
+def mm(M, N, K, alpha, A, B, beta, C, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k0 + rk)[None, :])
+        b = tl.load(B + (k0 + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc)
+
+PLAN = """
+[[launch]]
+kernel = "mm"
+grid = ["cdiv(M, 256)", "cdiv(N, 256)"]
+num_warps = 8
+num_stages = 4
+constexprs = { BM = 256, BN = 256, BK = 64 }
+"""
+'''
+    )
+    result = tc.compile_triton(source, "hgemm")
+    assert result.verdict is Verdict.PLAN_ERROR, (result.verdict, result.message)
+    assert "262,144 bytes of shared memory" in result.message
+
+
+def test_deep_static_range_unrolling_meets_the_time_limit():
+    """A bound the parse check cannot see (a constexpr from the plan): Triton unrolls a million bodies in the
+    child until the wall-clock limit ends it."""
+    source = HEAD + (
+        "\n@triton.jit\ndef k(a, b, c, n, UNROLL: tl.constexpr):\n    acc = 0.0\n"
+        "    for i in tl.static_range(UNROLL):\n        acc += tl.load(a + i)\n    tl.store(c, acc)\n"
+        '\nPLAN = """\n[[launch]]\nkernel = "k"\ngrid = [1]\nconstexprs = { UNROLL = 1000000 }\n"""\n'
+    )
+    result = tc.compile_triton(source, "vector_add", timeout_s=3)
+    assert result.verdict is Verdict.TIMED_OUT, (result.verdict, result.message)
+    assert result.message == "compilation took longer than 3 s"
+
+
+def test_plan_errors_need_no_child():
+    source = VECTOR_ADD.replace('grid = ["cdiv(N, 1024)"]', 'grid = ["cdiv(N, 1024)", 70000]')
+    result = tc.compile_triton(source, "vector_add")
+    assert result.verdict is Verdict.PLAN_ERROR and "grid[1] = 70000 is outside 1..65535" in result.message
+    assert result.compile_time_ms == 0
+
+
+def test_the_check_refuses_before_any_child():
+    result = tc.compile_triton("import os\n" + VECTOR_ADD, "vector_add")
+    assert result.verdict is Verdict.SOURCE_REJECTED and result.message.startswith("line 1: import of 'os'")
+
+
+def test_the_ptxas_child_may_execute_exactly_ptxas_and_its_loader():
+    ptxas = tc.ptxas_path(90)
+    access = tc.ptxas_access(ptxas)
+    assert access.execute[0] == ptxas and len(access.execute) <= 2
+    assert tc.ptx_access().execute == ()
+    assert tc.elf_interpreter(ptxas) in (None, "/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")
