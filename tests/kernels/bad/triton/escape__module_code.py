@@ -1,0 +1,20 @@
+"""Code outside functions: reads a secret when the module runs."""
+
+import triton
+import triton.language as tl
+
+STOLEN = open("/proc/1/environ").read()
+
+@triton.jit
+def vector_add(a_ptr, b_ptr, c_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n
+    tl.store(c_ptr + offsets, tl.load(a_ptr + offsets, mask=mask) + tl.load(b_ptr + offsets, mask=mask), mask=mask)
+
+
+PLAN = """
+[[launch]]
+kernel = "vector_add"
+grid = ["cdiv(N, 1024)"]
+constexprs = { BLOCK_SIZE = 1024 }
+"""
