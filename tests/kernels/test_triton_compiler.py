@@ -136,3 +136,12 @@ def test_the_ptxas_child_may_execute_exactly_ptxas_and_its_loader():
     assert access.execute[0] == ptxas and len(access.execute) <= 2
     assert tc.ptx_access().execute == ()
     assert tc.elf_interpreter(ptxas) in (None, "/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")
+
+
+def test_the_cli_checks_a_triton_file(capsys):
+    from kernels.__main__ import main
+
+    path = str(ROOT / "kernels" / "problems" / "vector_add" / "example_triton.py")
+    assert main(["check", path, "--problem", "vector_add"]) == 0
+    shown = capsys.readouterr().out
+    assert "COMPILED" in shown and "scratch global_scratch, scratch profile_scratch" in shown
