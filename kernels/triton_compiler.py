@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -254,7 +255,7 @@ def _checked_ptx_answer(value: object, job: TritonJob) -> dict:
             raise ValueError("a kernel without ptx and metadata")
         if len(kernel["ptx"]) > MAX_ANSWER_PTX_CHARS or len(kernel["metadata"]) > 1 << 20:
             raise ValueError("a kernel's PTX or metadata is too large")
-    if not isinstance(value.get("triton_version"), str):
+    if not isinstance(value.get("triton_version"), str) or len(value["triton_version"]) > 64:
         raise ValueError("no triton_version")
     return value
 
@@ -475,6 +476,7 @@ def ptxas_job(job: PtxasJob) -> dict:
     os.environ["TRITON_PTXAS_PATH"] = os.environ["TRITON_PTXAS_BLACKWELL_PATH"] = job.ptxas
     os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"  # make_cubin prints ptxas' report (registers, spills) on success
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    tie_processes_to_this_one()
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend, get_ptxas
 
@@ -494,6 +496,32 @@ def ptxas_job(job: PtxasJob) -> dict:
         reports.append(_ptxas_text(printed.getvalue(), scratch))
     version = get_ptxas(job.capability).version
     return {"ok": True, "log": "", "cubins": cubins, "reports": reports, "ptxas_version": str(version)}
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In a new process, before its execve: SIGKILL when the process that started it ends (it stays set across
+    execve). The parent kills a child at its timeout; a ptxas it started then ends too, instead of running on as
+    an orphan until its CPU-time limit."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def tie_processes_to_this_one() -> None:
+    """Every subprocess.run of this child (Triton's ptxas runs) starts its process with `_die_with_parent`."""
+    if getattr(subprocess.run, "tied", False):
+        return
+    plain_run = subprocess.run
+
+    def run(*args, **kwargs):
+        kwargs.setdefault("preexec_fn", _die_with_parent)
+        return plain_run(*args, **kwargs)
+
+    run.tied = True
+    subprocess.run = run
 
 
 def _ptxas_text(text: str, scratch: str) -> str:

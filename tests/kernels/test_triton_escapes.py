@@ -15,6 +15,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -240,6 +241,34 @@ def test_the_ptxas_child_executes_ptxas_and_nothing_else():
     assert found["ptxas"] == "ran: exit 0", found
     for name in ("shell", "python", "readable", "copy"):
         assert found[name].startswith("refused: PermissionError"), (name, found[name])
+
+
+def test_a_ptxas_left_running_dies_with_its_child():
+    """The parent kills the ptxas child at its timeout; the ptxas it started (reading a FIFO nobody writes) goes too,
+    instead of running on as an orphan."""
+    name = f"hung-{secrets.token_hex(6)}.ptx"
+    ptxas = tc.ptxas_path(90)
+    access = tc.ptxas_access(ptxas).plus(read=(confine.package_dir("tests"),))
+    outcome = sandbox.run_once(T + "ptxas_on_a_fifo", {"ptxas": ptxas, "name": name}, 3, sandbox.Limits(), access)
+    assert outcome.status is sandbox.Status.TIMED_OUT, (outcome.status, outcome.error)
+    for _ in range(50):
+        if not any(name in cmdline for cmdline in command_lines()):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"a ptxas reading {name} outlived its child")
+
+
+def command_lines() -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as file:
+                    found.append(file.read().decode(errors="replace"))
+            except OSError:
+                continue
+    return found
 
 
 def test_the_ptxas_child_reads_no_secret_and_has_no_network(canaries):

@@ -52,3 +52,16 @@ def reads(paths: dict) -> dict:
     except OSError as exc:
         found["network"] = f"refused: {exc.__class__.__name__}: {exc.strerror}"
     return found
+
+
+def ptxas_on_a_fifo(payload: dict) -> str:
+    """ptxas told to read a FIFO nobody writes: it waits forever, so the parent's timeout kills this child. The
+    ptxas process must die with it (kernels/triton_compiler.py, `tie_processes_to_this_one`)."""
+    from kernels import triton_compiler
+
+    if payload.get("tie", True):  # False: how it went before (the test's control)
+        triton_compiler.tie_processes_to_this_one()
+    fifo = os.path.join(os.environ["HOME"], payload["name"])
+    os.mkfifo(fifo)
+    subprocess.run([payload["ptxas"], "--gpu-name=sm_90a", fifo, "-o", fifo + ".o"])
+    return "ptxas returned"
