@@ -1,7 +1,8 @@
 """The judge library: compile, check and time reader kernels against the vendor library.
 
-Plain Python + CuPy, no Django. Compilation (`compile_submission`) runs anywhere NVRTC loads; judging
-(`GpuJudge`, `judge_submission`) needs an NVIDIA GPU and runs every submission in a sandboxed child.
+Plain Python + CuPy, no Django. Compilation (`compile_submission`; Triton files with `language="triton"`) runs
+anywhere NVRTC (or Triton) loads; judging (`GpuJudge`, `judge_submission`) needs an NVIDIA GPU and runs every
+submission in a sandboxed child.
 See kernels/README.md for the submission format, the API and the result schema.
 """
 
@@ -20,6 +21,7 @@ from kernels.results import (
     ShapeCheck,
     Telemetry,
     TimingStats,
+    TritonKernel,
     Verdict,
 )
 
@@ -36,6 +38,7 @@ __all__ = [
     "ShapeCheck",
     "Telemetry",
     "TimingStats",
+    "TritonKernel",
     "Verdict",
     "available_problems",
     "compile_submission",

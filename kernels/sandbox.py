@@ -184,6 +184,12 @@ class _Child:
         message = plain_loads(self.conn.recv_bytes(MAX_PLAIN_ANSWER_BYTES))
         if not (isinstance(message, tuple) and len(message) == 2 and message[0] in ("imported", "ok", "error")):
             return ("error", "the child sent a message of the wrong form")
+        if message[0] == "imported" and (
+            self.stage not in (Stage.IMPORTING, Stage.RELEASED) or type(message[1]) is not float
+        ):
+            return ("error", "the child sent an 'imported' notice out of turn")
+        if message[0] == "error" and not isinstance(message[1], str):
+            return ("error", "the child sent an error that is not text")
         return message
 
     def _advance(self, event: str) -> None:

@@ -201,6 +201,25 @@ Connection(int(sys.argv[2]), readable=False).send_bytes(pickle.dumps(("ok", Boom
     assert not os.path.exists(marker)
 
 
+@pytest.mark.parametrize("message", ["('imported', 1.0)", "('error', 42)", "['ok']", "('ok',)"])
+def test_a_forged_message_on_the_pipe_is_an_error_not_a_crash_of_the_parent(unchecked, message):
+    """Messages a reader's file could forge in the PTX child's protocol: a second "imported" notice, an error that
+    is no text, messages of the wrong shape. Each is the child's error (internal_error), never an exception here."""
+    source = (
+        f"""
+import pickle, sys
+from multiprocessing.connection import Connection
+import triton
+import triton.language as tl
+
+Connection(int(sys.argv[2]), readable=False).send_bytes(pickle.dumps({message}))
+"""
+        + KERNEL_AND_PLAN
+    )
+    result = tc.compile_triton(source, "vector_add")
+    assert result.verdict is Verdict.INTERNAL_ERROR, (result.verdict, result.message)
+
+
 def test_plain_loads_refuses_classes_and_keeps_data():
     import pickle
 

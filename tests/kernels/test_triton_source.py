@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kernels import problems
 from kernels import triton_source as ts
@@ -167,3 +169,42 @@ def test_triton_types_follow_the_problems_arguments():
     assert ts.triton_types(problems.load("vector_add")) == ("*fp32", "*fp32", "*fp32", "i32")
     assert ts.triton_types(problems.load("rmsnorm")) == ("i32", "i32", "fp32", "*bf16", "*bf16", "*bf16")
     assert ts.triton_types(problems.load("fp8_quant"))[3] == "*fp8e4nv"
+
+
+PIECES = [
+    "import triton\n",
+    "import triton.language as tl\n",
+    "import os\n",
+    "@triton.jit\n",
+    "def f(x, N: tl.constexpr = 4):\n",
+    "    y = tl.arange(0, N)\n",
+    "    return __import__('os')\n",
+    "X = 1\n",
+    "X = (\n",
+    ")\n",
+    "PLAN = '''[[launch]]'''\n",
+    "    \n",
+    "\t",
+    "#",
+    "'",
+    '"""',
+    "\\\n",
+    "\x00",
+    "lambda: 0\n",
+    "class C: pass\n",
+    "\u00e9 = 1\n",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=20), max_size=30))
+def test_any_text_is_accepted_or_refused_never_an_error_of_ours(pieces):
+    source = "".join(pieces)
+    try:
+        ts.check(source)
+    except SourceRejected as exc:
+        assert str(exc)
+    try:
+        ts.extract(source, problems.load("vector_add"))
+    except (SourceRejected, PlanError) as exc:
+        assert str(exc)
