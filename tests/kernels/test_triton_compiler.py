@@ -5,6 +5,7 @@ entry's name, warps, shared memory, the parameter list with Triton's two scratch
 from __future__ import annotations
 
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,17 @@ def test_the_vector_add_starter_compiles_for_sm_90_on_this_cpu(vector_add):
     assert result.kernels[0].registers and result.kernels[0].spill_store_bytes == 0
     assert "Compiling entry function 'vector_add' for 'sm_90a'" in result.log
     assert "kernels-child" not in result.log and "/tmp" not in result.log
+
+
+def test_the_cubin_is_hopper_code_with_the_kernels_entry(vector_add, tmp_path):
+    """Triton's own cuobjdump reads the cubin back: SASS for sm_90a (Triton's Hopper target), the entry named."""
+    cuobjdump = Path(tc.ptxas_path(90)).with_name("cuobjdump")
+    if not cuobjdump.exists():
+        pytest.skip("this Triton bundles no cuobjdump")
+    path = tmp_path / "vector_add.cubin"
+    path.write_bytes(vector_add.triton_kernels[0].cubin)
+    sass = subprocess.run([str(cuobjdump), "-sass", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "code for sm_90a" in sass and "Function : vector_add" in sass
 
 
 def test_the_result_round_trips_through_json(vector_add):
