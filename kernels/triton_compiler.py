@@ -209,7 +209,6 @@ def compile_triton(
     if not cubins["ok"]:
         shown = _cut(cubins["log"])
         return _failed(result, Verdict.COMPILE_ERROR, _first_line(shown), shown)
-    result.triton_version = ptx["triton_version"] or result.triton_version
     result.ptxas_version = cubins["ptxas_version"]
     return _assembled(result, job, builds, ptx["kernels"], cubins, problem)
 
@@ -237,8 +236,11 @@ def _cut(text: str) -> str:
 
 
 def _first_line(text: str) -> str:
+    """The message of a failed compile: ptxas' first error, else the last line (Triton's and Python's errors end
+    with their message)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[-1] if lines else "compilation failed")[:500]
+    errors = [line for line in lines if re.search(r"; error\s+:", line)]
+    return (errors[0] if errors else lines[-1] if lines else "compilation failed")[:500]
 
 
 def _checked_ptx_answer(value: object, job: TritonJob) -> dict:
@@ -461,7 +463,7 @@ def _reader_traceback(exc: BaseException) -> str:
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == triton_source_mod.FILENAME]
         lines = traceback.format_list(frames)
         lines += traceback.format_exception_only(type(exc), exc)
-        return _cut("".join(lines))
+        return _cut("".join(lines).replace(os.environ.get("HOME") or "\x00", "$HOME"))
     except BaseException:  # noqa: BLE001 (an exception whose text itself fails)
         return f"{type(exc).__name__}\n"
 

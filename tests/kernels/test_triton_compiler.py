@@ -99,6 +99,22 @@ def test_a_triton_compile_error_names_the_files_line():
     assert "submission.py, line 6:" in result.log and "tl.arange(0, 1000)" in result.log
 
 
+def test_ptxas_errors_on_the_readers_ptx_are_compile_errors_without_paths():
+    """Inline PTX (tl.inline_asm_elementwise) reaches ptxas in the ptxas child: its errors are the reader's."""
+    source = HEAD + (
+        "\n@triton.jit\ndef k(a, b, c, n, BLOCK: tl.constexpr):\n"
+        "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(a + offsets, mask=offsets < n)\n"
+        '    y = tl.inline_asm_elementwise("no.such.op.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, '
+        "pack=1)\n    tl.store(c + offsets, y, mask=offsets < n)\n"
+        '\nPLAN = """\n[[launch]]\nkernel = "k"\ngrid = ["cdiv(N, 256)"]\nconstexprs = { BLOCK = 256 }\n"""\n'
+    )
+    result = tc.compile_triton(source, "vector_add")
+    assert result.verdict is Verdict.COMPILE_ERROR, (result.verdict, result.message)
+    assert result.message.startswith("ptxas") and "error" in result.message and "kernel.ptx, line" in result.message
+    assert "/tmp" not in result.log and "kernels-child" not in result.log and "Repro command" not in result.log
+
+
 def test_shared_memory_over_the_targets_limit_is_a_plan_error():
     source = (
         HEAD
