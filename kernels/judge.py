@@ -134,6 +134,13 @@ class GpuJudge:
                 error=compiled.log,
                 compile_time_ms=compiled.compile_time_ms,
             )
+        if compiled.language != "cuda":  # issue 46: Triton's cubins compile on the CPU; their GPU stage is to come
+            return JudgeResult(
+                verdict=Verdict.INTERNAL_ERROR,
+                message=f"{compiled.language} submissions compile but cannot run on the GPU yet",
+                problem=compiled.problem,
+                compile_time_ms=compiled.compile_time_ms,
+            )
         seed = options.seed if options.seed is not None else secrets.randbits(31)
         job_options = {k: v for k, v in asdict(options).items() if k not in ("seed", "timeout_s")}
         job = GpuJob(

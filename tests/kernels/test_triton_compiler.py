@@ -173,3 +173,11 @@ def test_the_cli_checks_a_triton_file(capsys):
     assert main(["check", path, "--problem", "vector_add"]) == 0
     shown = capsys.readouterr().out
     assert "COMPILED" in shown and "scratch global_scratch, scratch profile_scratch" in shown
+
+
+def test_the_gpu_judge_refuses_a_triton_result_until_its_gpu_stage_exists(vector_add):
+    from kernels.judge import GpuJudge
+
+    with GpuJudge(warm=False) as judge:
+        judged = judge.judge(vector_add)
+    assert judged.verdict is Verdict.INTERNAL_ERROR and "cannot run on the GPU yet" in judged.message
