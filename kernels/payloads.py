@@ -114,6 +114,9 @@ class TritonJob:
     arg_types: tuple[str, ...]
     builds: tuple[TritonBuild, ...]
     ptxas_release: str
+    # Per argument: whether the problem promises its address a multiple of 16 bytes, which Triton may then assume
+    # (tt.divisibility, as its JIT does for such pointers); never where the contract promises less.
+    aligned: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)

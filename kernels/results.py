@@ -153,8 +153,9 @@ class ResolvedTensorMap(_Schema):
 class TritonKernel(_Schema):
     """One compiled Triton kernel (issue 46): one per distinct build of the plan's launches (kernel, num_warps,
     num_stages, constexprs), each its own cubin. `params` is the cubin's parameter list in order, each
-    {"name", "type"}: the problem's arguments as Triton types ("*fp32", "i32", ...), then the pointers Triton adds
-    (type "scratch": its global scratch, then its profile scratch), which the GPU stage passes as well."""
+    {"name", "type"}: the problem's arguments as Triton types ("*fp32", "i32", ...), with "assumed_alignment": 16 on
+    the pointers the problem promises 16-byte aligned (Triton was told so), then the pointers Triton adds (type
+    "scratch": its global scratch, then its profile scratch), which the GPU stage passes as well."""
 
     kernel: str  # the @triton.jit function's name, as the plan names it
     symbol: str  # the entry function's name in the cubin
@@ -162,7 +163,7 @@ class TritonKernel(_Schema):
     num_warps: int
     num_stages: int
     shared_bytes: int  # dynamic shared memory the launch needs (Triton's metadata "shared")
-    params: list[dict[str, str]] = field(default_factory=list)
+    params: list[dict[str, Any]] = field(default_factory=list)
     constexprs: dict[str, Any] = field(default_factory=dict)
     launches: list[int] = field(default_factory=list)  # the plan's launches (0-based) that run this build
     global_scratch_bytes: int = 0

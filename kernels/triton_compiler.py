@@ -169,6 +169,7 @@ def compile_triton(
         arg_types=triton_source_mod.triton_types(problem),
         builds=tuple(TritonBuild(*build) for build in builds),
         ptxas_release=release,
+        aligned=triton_source_mod.aligned_arguments(problem),
     )
     limits = sandbox.Limits(address_space_bytes=ADDRESS_SPACE_BYTES, cpu_seconds=int(timeout_s) * 2 + 2)
     try:
@@ -319,7 +320,10 @@ def _assembled(
                 num_stages=build.num_stages,
                 shared_bytes=shared,
                 params=[
-                    *({"name": a.name, "type": t} for a, t in zip(problem.args, job.arg_types, strict=True)),
+                    *(
+                        {"name": a.name, "type": t, **({"assumed_alignment": 16} if aligned else {})}
+                        for a, t, aligned in zip(problem.args, job.arg_types, job.aligned, strict=True)
+                    ),
                     *({"name": name, "type": "scratch"} for name in _SCRATCH_PARAMS),
                 ],
                 constexprs=dict(build.constexprs),
@@ -409,9 +413,16 @@ def ptx_job(job: TritonJob) -> dict:
             return {"ok": False, "log": f"{build.kernel} is not a @triton.jit function\n"}
         try:
             signature, constexprs = _signature(fn, job.arg_types, dict(build.constexprs))
+            aligned = iter(job.aligned)
+            attrs = {
+                (index,): [["tt.divisibility", triton_source_mod.ASSUMED_ALIGNMENT]]
+                for index, param in enumerate(fn.params)
+                if not param.is_constexpr and next(aligned, False)
+            }
             options = {"num_warps": build.num_warps, "num_stages": build.num_stages, "ptx_version": ptx_version}
             knobs.runtime.add_stages_inspection_hook = stop_before_ptxas
-            triton.compile(ASTSource(fn, signature, constexprs=constexprs), target=target, options=options)
+            source = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
+            triton.compile(source, target=target, options=options)
             return {"ok": False, "log": "Triton compiled past its PTX stage; the judge cannot read this kernel\n"}
         except _PtxReady as done:
             metadata = json.dumps(done.metadata, default=vars)

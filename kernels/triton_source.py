@@ -182,6 +182,16 @@ class TritonPlan:
     kernels: dict[str, KernelDef] = field(default_factory=dict)
 
 
+ASSUMED_ALIGNMENT = 16  # what Triton's tt.divisibility hint states
+
+
+def aligned_arguments(problem) -> tuple[bool, ...]:
+    """Per argument: a pointer whose address the problem promises a multiple of 16 bytes (its `alignment`)."""
+    return tuple(
+        arg.is_pointer and problem.promised_alignment(arg.name) % ASSUMED_ALIGNMENT == 0 for arg in problem.args
+    )
+
+
 def triton_types(problem) -> tuple[str, ...]:
     """The problem's arguments as Triton signature types, in order."""
     types = []

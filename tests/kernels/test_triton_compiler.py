@@ -51,12 +51,7 @@ def test_the_vector_add_starter_compiles_for_sm_90_on_this_cpu(vector_add):
 
 def test_the_cubin_is_hopper_code_with_the_kernels_entry(vector_add, tmp_path):
     """Triton's own cuobjdump reads the cubin back: SASS for sm_90a (Triton's Hopper target), the entry named."""
-    cuobjdump = Path(tc.ptxas_path(90)).with_name("cuobjdump")
-    if not cuobjdump.exists():
-        pytest.skip("this Triton bundles no cuobjdump")
-    path = tmp_path / "vector_add.cubin"
-    path.write_bytes(vector_add.triton_kernels[0].cubin)
-    sass = subprocess.run([str(cuobjdump), "-sass", str(path)], capture_output=True, text=True, check=True).stdout
+    sass = sass_of(vector_add.triton_kernels[0].cubin, tmp_path)
     assert "code for sm_90a" in sass and "Function : vector_add" in sass
 
 
@@ -181,3 +176,44 @@ def test_the_gpu_judge_refuses_a_triton_result_until_its_gpu_stage_exists(vector
     with GpuJudge(warm=False) as judge:
         judged = judge.judge(vector_add)
     assert judged.verdict is Verdict.INTERNAL_ERROR and "cannot run on the GPU yet" in judged.message
+
+
+def sass_of(cubin: bytes, tmp_path) -> str:
+    cuobjdump = Path(tc.ptxas_path(90)).with_name("cuobjdump")
+    if not cuobjdump.exists():
+        pytest.skip("this Triton bundles no cuobjdump")
+    path = tmp_path / "kernel.cubin"
+    path.write_bytes(cubin)
+    return subprocess.run([str(cuobjdump), "-sass", str(path)], capture_output=True, text=True, check=True).stdout
+
+
+COPY = (
+    HEAD
+    + '''
+@triton.jit
+def k({args}, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store({dst} + offsets, tl.load({src} + offsets))
+
+PLAN = """
+[[launch]]
+kernel = "k"
+grid = [1]
+constexprs = {{ BLOCK = 1024 }}
+"""
+'''
+)
+
+
+def test_triton_assumes_16_byte_alignment_only_where_the_problem_promises_it(tmp_path):
+    """bf16_gemm promises A, B and C 16-byte aligned: Triton is told (tt.divisibility) and loads 16 bytes at once;
+    vector_add promises only the element size: no such assumption, and no 16-byte loads."""
+    promised = tc.compile_triton(COPY.format(args="M, N, K, alpha, A, B, beta, C", dst="C", src="A"), "bf16_gemm")
+    assert promised.verdict is Verdict.COMPILED, (promised.message, promised.log)
+    params = {p["name"]: p for p in promised.triton_kernels[0].params}
+    assert params["A"]["assumed_alignment"] == 16 and "assumed_alignment" not in params["M"]
+    assert "LDG.E.128" in sass_of(promised.triton_kernels[0].cubin, tmp_path)
+    unpromised = tc.compile_triton(COPY.format(args="A, B, C, N", dst="C", src="A"), "vector_add")
+    assert unpromised.verdict is Verdict.COMPILED, (unpromised.message, unpromised.log)
+    assert all("assumed_alignment" not in p for p in unpromised.triton_kernels[0].params)
+    assert "LDG.E.128" not in sass_of(unpromised.triton_kernels[0].cubin, tmp_path)
