@@ -217,3 +217,11 @@ def test_triton_assumes_16_byte_alignment_only_where_the_problem_promises_it(tmp
     assert unpromised.verdict is Verdict.COMPILED, (unpromised.message, unpromised.log)
     assert all("assumed_alignment" not in p for p in unpromised.triton_kernels[0].params)
     assert "LDG.E.128" not in sass_of(unpromised.triton_kernels[0].cubin, tmp_path)
+
+
+def test_below_hopper_triton_uses_its_other_ptxas():
+    """sm_80: Triton's `ptxas` (CUDA 12.9), the file the ptxas child may then execute instead of ptxas-blackwell."""
+    assert Path(tc.ptxas_path(80)).name == "ptxas" and Path(tc.ptxas_path(90)).name == "ptxas-blackwell"
+    result = tc.compile_triton(VECTOR_ADD, "vector_add", "sm_80")
+    assert result.verdict is Verdict.COMPILED, (result.message, result.log)
+    assert "for 'sm_80'" in result.log and result.ptxas_version.startswith("12.")
