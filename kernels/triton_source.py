@@ -51,8 +51,38 @@ MAX_CONSTEXPRS = 32
 MAX_CONSTEXPR_STRING_CHARS = 64
 
 MODULES = ("triton", "triton.language", "math")
-# What `from triton import ...` may bind; any public name of triton.language and math may be imported from them.
+# What `from triton import ...` may bind; any public name of triton.language and math may be imported from them, but
+# for the modules below. libdevice also comes from its two homes.
 TRITON_NAMES = ("jit", "language", "cdiv", "next_power_of_2")
+LIBDEVICE_MODULES = ("triton.language.extra", "triton.language.extra.cuda")
+# Triton calls a plain Python function it meets in a kernel while it compiles, and triton.language exposes modules
+# that lead anywhere (tl.core.builtins is Python's builtins: tl.core.builtins.open would run). In kernels, attribute
+# chains under triton.language go through these namespaces only, and never end at a module (a local bound to one
+# would lead on): LANGUAGE_MODULES names every module reachable from triton.language in two steps
+# (tests/kernels/test_triton_source.py checks the list against the installed Triton).
+LANGUAGE_NAMESPACES = ("", "math", "random", "standard", "extra.libdevice", "extra.cuda.libdevice")
+LANGUAGE_MODULES = frozenset(
+    {
+        "builtins",
+        "core",
+        "cuda",
+        "extra",
+        "hip",
+        "inspect",
+        "ir",
+        "knobs",
+        "libdevice",
+        "math",
+        "module",
+        "pkgutil",
+        "random",
+        "semantic",
+        "standard",
+        "target_info",
+        "tl",
+        "typing",
+    }
+)
 JIT_KEYWORDS = ("noinline", "do_not_specialize", "do_not_specialize_on_alignment", "debug")
 # Python's names that reach beyond the kernel (files, the interpreter, objects' insides): refused in kernels, also
 # where Triton would evaluate them at compile time (constexpr expressions, calls of plain Python functions).
@@ -403,6 +433,7 @@ class _Checker:
 
     def __init__(self):
         self.bound: dict[str, str] = {}
+        self.inner: set[int] = set()
         self.functions = 0
         self.constants = 0
 
@@ -454,15 +485,23 @@ class _Checker:
 
     def import_from(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
-        if node.level or module not in MODULES:
+        if node.level or module not in (*MODULES, *LIBDEVICE_MODULES):
             self.refuse(node, f"import from {'.' * node.level}{module!r}; only {', '.join(MODULES)} may be imported")
         for alias in node.names:
             name = alias.name
             if name == "*":
                 self.refuse(node, "import *; import the names you use")
-            if name.startswith("_") or (module == "triton" and name not in TRITON_NAMES):
-                allowed = ", ".join(TRITON_NAMES) if module == "triton" else "public names"
-                self.refuse(node, f"import of {name!r} from {module}; allowed: {allowed}")
+            if module == "triton":
+                allowed = TRITON_NAMES
+            elif module in LIBDEVICE_MODULES:
+                allowed = ("libdevice",)
+            elif module == "triton.language":
+                allowed = None if name not in LANGUAGE_MODULES or name in LANGUAGE_NAMESPACES else ()
+            else:
+                allowed = None
+            if name.startswith("_") or (allowed is not None and name not in allowed):
+                shown = ", ".join(allowed) if allowed else "public names that are not modules"
+                self.refuse(node, f"import of {name!r} from {module}; allowed: {shown}")
             self.bind(node, alias.asname or name, f"{module}.{name}")
 
     def constant(self, node: ast.Assign | ast.AnnAssign) -> None:
@@ -544,9 +583,12 @@ class _Checker:
         if node.returns is not None:
             self.refuse(node, f"{node.name}: a return annotation is refused")
         self.bind(node, node.name, "kernel")
-        for statement in node.body:
-            for inner in ast.walk(statement):
-                self.kernel_node(node.name, inner)
+        nodes = [inner for statement in node.body for inner in ast.walk(statement)]
+        # Names and attributes that are the object of a further attribute (`tl` and `tl.math` in tl.math.exp): the
+        # outermost chain is the one checked.
+        self.inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        for inner in nodes:
+            self.kernel_node(node.name, inner)
 
     def annotation_ok(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -577,13 +619,13 @@ class _Checker:
         if isinstance(node, ast.Name):
             if node.id.startswith("__") or node.id in REFUSED_NAMES:
                 self.refuse(node, f"{where}the name {node.id!r} is refused in kernels")
+            if id(node) not in self.inner:
+                self.chain(where, node)
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_"):
                 self.refuse(node, f"{where}the attribute {node.attr!r} is refused (private and special attributes)")
-            meaning = self.resolve(node)
-            outside = meaning.startswith("triton.") and not meaning.startswith("triton.language")
-            if outside and meaning.split(".")[1] not in TRITON_NAMES:
-                self.refuse(node, f"{where}{_dotted(node)} is refused; kernels use triton.language")
+            if id(node) not in self.inner:
+                self.chain(where, node)
         elif isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, str) and len(value) > MAX_STRING_CHARS:
@@ -602,6 +644,37 @@ class _Checker:
                         f"{where}tl.static_range unrolls {bound.value:,} times; at most {MAX_STATIC_UNROLL:,} "
                         "(use range for a loop that is not unrolled)",
                     )
+
+    def chain(self, where: str, node: ast.Name | ast.Attribute) -> None:
+        """An outermost name or attribute chain of a kernel, through the module's imports: under triton.language only
+        through its namespaces and never ending at a module; triton.X and math.X one step only; no attribute of the
+        file's kernels and constants; no module as a value."""
+        dotted = _dotted(node)
+        if not dotted:
+            return  # a chain on a call's or a subscript's result: its parts are checked where they stand
+        head = dotted.split(".")[0]
+        binding = self.bound.get(head)
+        meaning = self.resolve(node)
+        parts = meaning.split(".")
+        refused = ""
+        if binding in ("kernel", "constant") and "." in dotted:
+            refused = f"attributes of {head!r} are refused in kernels"
+        elif meaning in MODULES or meaning in LIBDEVICE_MODULES:
+            refused = f"the module {dotted} as a value is refused; use its functions"
+        elif meaning.startswith("triton.language."):
+            rest = parts[2:]
+            namespace, last = ".".join(rest[:-1]), rest[-1]
+            through_module = any(part in LANGUAGE_MODULES for part in rest[:-1])
+            if through_module and namespace not in LANGUAGE_NAMESPACES:
+                refused = f"{dotted} reaches into tl.{namespace}; kernels use tl.X, tl.math.X, libdevice.X"
+            elif last in LANGUAGE_MODULES:
+                refused = f"the module {dotted} as a value is refused; use its functions"
+        elif meaning.startswith("triton.") and (len(parts) != 2 or parts[1] not in TRITON_NAMES):
+            refused = f"{dotted} is refused; kernels use triton.language"
+        elif meaning.startswith("math.") and binding is not None and len(parts) != 2:
+            refused = f"{dotted} is refused; kernels use math.X"
+        if refused:
+            self.refuse(node, where + refused)
 
 
 def _describe(node: ast.AST) -> str:

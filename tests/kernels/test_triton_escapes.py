@@ -220,6 +220,25 @@ Connection(int(sys.argv[2]), readable=False).send_bytes(pickle.dumps({message}))
     assert result.verdict is Verdict.INTERNAL_ERROR, (result.verdict, result.message)
 
 
+def test_python_that_triton_calls_while_compiling_a_kernel_is_held_too(canaries, unchecked):
+    """Triton calls a plain Python function it meets in a kernel body while it compiles: tl.core.builtins is
+    Python's builtins (the parse check refuses the chain; here it is off). The open() does run, in the PTX child,
+    and the OS refuses the secret."""
+    token, secret_path = canaries
+    source = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(a, b, c, n, BLOCK: tl.constexpr):\n"
+        f"    tl.core.builtins.print('stolen', tl.core.builtins.open({secret_path!r}).read())\n"
+        "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(c + offsets, tl.load(a + offsets, mask=offsets < n), mask=offsets < n)\n"
+        + KERNEL_AND_PLAN[KERNEL_AND_PLAN.index("\n\nPLAN") :]
+    )
+    result = tc.compile_triton(source, "vector_add")
+    assert result.verdict is Verdict.COMPILE_ERROR, (result.verdict, result.message)
+    assert result.message == "PermissionError(13, 'Permission denied')" and "submission.py, line 7" in result.log
+    assert not leaked(token, result)
+
+
 def test_plain_loads_refuses_classes_and_keeps_data():
     import pickle
 

@@ -99,6 +99,17 @@ def test_a_plain_file_passes_and_its_plan_reads():
         ("@triton.jit\ndef f(x):\n    y = [i for i in range(3)]\n", 6, "a comprehension"),
         ("@triton.jit\ndef f(x):\n    y = f'{x}'\n", 6, "an f-string"),
         ("@triton.jit\ndef f(x):\n    y = tl.zeros(**{'shape': 1})\n", 6, "**keywords"),
+        # modules that triton.language exposes: Triton would call what they lead to while compiling
+        ("@triton.jit\ndef f(x):\n    tl.core.builtins.open('/etc/passwd')\n", 6, "reaches into tl.core.builtins"),
+        ("@triton.jit\ndef f(x):\n    tl.extra.pkgutil.walk_packages()\n", 6, "reaches into tl.extra.pkgutil"),
+        ("@triton.jit\ndef f(x):\n    tl.random.tl.core\n", 6, "reaches into tl.random.tl"),
+        ("@triton.jit\ndef f(x):\n    m = tl.math.core\n", 6, "the module tl.math.core as a value"),
+        ("@triton.jit\ndef f(x):\n    m = tl.core\n", 6, "the module tl.core as a value"),
+        ("@triton.jit\ndef f(x):\n    m = tl\n", 6, "the module tl as a value"),
+        ("import math\n@triton.jit\ndef f(x):\n    m = math.sqrt.x\n", 7, "kernels use math.X"),
+        ("@triton.jit\ndef f(x):\n    m = f.fn\n", 6, "attributes of 'f' are refused"),
+        ("from triton.language import core\n", 4, "import of 'core' from triton.language"),
+        ("from triton.language.extra import pkgutil\n", 4, "import of 'pkgutil'"),
         # compile-time bombs with a literal bound
         ("@triton.jit\ndef f(x):\n    for i in tl.static_range(1000000):\n        pass\n", 6, "unrolls 1,000,000"),
         ("@triton.jit\ndef f(x):\n    s = 'x' * 5000 + '" + "y" * 5000 + "'\n", 6, "a string of 5,000"),
@@ -108,6 +119,45 @@ def test_each_family_of_the_issue_is_refused_with_its_line(code, line, words):
     message = refused(HEAD + code)
     assert message.startswith(f"line {line}: "), message
     assert words in message, message
+
+
+def test_kernels_may_use_the_namespaces_of_triton_language():
+    source = HEAD + (
+        "from triton.language.extra import libdevice\n"
+        "from triton.language.extra.cuda import libdevice as cuda_libdevice\n"
+        "from triton.language import math as tlmath\n"
+        "import math\n\n"
+        "@triton.jit\ndef f(x, y):\n"
+        "    a = tl.math.exp(tl.load(x)) + tl.extra.cuda.libdevice.exp(1.0) + libdevice.exp(1.0)\n"
+        "    b = cuda_libdevice.exp(a) + tlmath.exp(a) + math.pi + tl.float32.primitive_bitwidth\n"
+        "    tl.store(y, a + b + triton.cdiv(4, 2))\n"
+    )
+    ts.check(source)
+
+
+def test_every_module_triton_language_exposes_is_known_to_the_check():
+    """The check refuses chains that end at a module or pass through one that is not a namespace: its list of module
+    names must hold every module reachable from triton.language in two steps (through modules and other objects)."""
+    import types
+
+    language = pytest.importorskip("triton.language")
+
+    def public(obj):
+        for name in dir(obj):
+            if not name.startswith("_"):
+                try:
+                    yield name, getattr(obj, name)
+                except Exception:  # noqa: BLE001 (a lazy attribute that fails: not reachable either)
+                    continue
+
+    missing = set()
+    for name, value in public(language):
+        if isinstance(value, types.ModuleType):
+            missing.add(name)
+        for inner, deeper in public(value) if not isinstance(value, (int, float, str)) else ():
+            if isinstance(deeper, types.ModuleType):
+                missing.add(inner)
+    assert missing <= ts.LANGUAGE_MODULES, missing - ts.LANGUAGE_MODULES
 
 
 def test_huge_sources_are_refused_before_parsing():
