@@ -28,9 +28,6 @@ def main(argv: list[str] | None = None) -> int:
         shown = [dataclasses.replace(k, cubin=b"") for k in compiled.triton_kernels]
         _emit(dataclasses.replace(compiled, cubin=b"", triton_kernels=shown), args.json, _format_compile)
         return 0 if compiled.ok else 1
-    if language == "triton":
-        print("bench of Triton submissions needs their GPU stage, not built yet (issue 46)", file=sys.stderr)
-        return 2
     if not gpu_present():
         print("bench needs an NVIDIA GPU (nvidia-smi finds none here); `check` runs anywhere", file=sys.stderr)
         return 2
@@ -45,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m kernels", description="Compile, check and time CUDA kernel submissions."
+        prog="python -m kernels", description="Compile, check and time CUDA and Triton kernel submissions."
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (
@@ -53,7 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         ("bench", "check on the GPU, then time against the baseline"),
     ):
         cmd = sub.add_parser(name, help=text)
-        cmd.add_argument("file", help="the submission, one .cu file with a /* @plan ... */ block")
+        cmd.add_argument(
+            "file", help="the submission: a .cu file with a /* @plan ... */ block, or a Triton .py file with a PLAN"
+        )
         cmd.add_argument("--problem", required=True, choices=problems.available())
         cmd.add_argument("--arch", default=compiler.DEFAULT_ARCH, choices=compiler.SUPPORTED_ARCHS)
         cmd.add_argument("--json", action="store_true", help="print the result schema as JSON")
@@ -140,9 +139,10 @@ def _format_judge(result: JudgeResult, compiled: CompileResult) -> str:
         f"  seed {result.seed}, compile {compiled.compile_time_ms:.0f} ms, GPU run {result.wall_time_ms:.0f} ms",
     ]
     for k in result.kernels:
+        triton = f", {k.num_warps} warps, {k.dynamic_shared_bytes} B dynamic smem" if k.num_warps is not None else ""
         lines.append(
             f"  kernel {k.name}: {k.registers} regs, {k.static_shared_bytes} B static smem, {k.local_bytes} B local, "
-            f"max {k.max_threads_per_block} threads/block"
+            f"max {k.max_threads_per_block} threads/block{triton}"
         )
     for c in result.checks:
         lines.append(f"  check {c.message}")

@@ -279,9 +279,13 @@ def run_plan(
     tensor_maps: dict[str, bytes] | None = None,
 ) -> None:
     """Launch the plan's kernels in order, all with the same arguments (and each its tensor maps after them).
-    Clusters and tensor maps go through the driver's cuLaunchKernelEx, the rest through CuPy."""
+    Clusters and tensor maps go through the driver's cuLaunchKernelEx, the rest through CuPy; a Triton build
+    through CuPy too, with Triton's calling convention (kernels/triton_launch.py: its scratch pointers appended)."""
     for launch in resolved:
-        if launch.needs_driver:
+        triton = getattr(kernels[launch.kernel], "triton", None)
+        if triton is not None:
+            triton.launch(kernels[launch.kernel].function, launch, args)
+        elif launch.needs_driver:
             from kernels import hopper
 
             stream = cp.cuda.get_current_stream().ptr

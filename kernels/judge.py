@@ -18,7 +18,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 
-from kernels import ceilings, compiler, devicelock, problems, sandbox
+from kernels import ceilings, compiler, devicelock, problems, sandbox, triton_launch
 from kernels.payloads import GpuJob, JobOptions, SetupAnswer, SetupRequest
 from kernels.results import CompileResult, JudgeResult, Verdict
 
@@ -134,24 +134,20 @@ class GpuJudge:
                 error=compiled.log,
                 compile_time_ms=compiled.compile_time_ms,
             )
-        if compiled.language != "cuda":  # issue 46: Triton's cubins compile on the CPU; their GPU stage is to come
-            return JudgeResult(
-                verdict=Verdict.INTERNAL_ERROR,
-                message=f"{compiled.language} submissions compile but cannot run on the GPU yet",
-                problem=compiled.problem,
-                compile_time_ms=compiled.compile_time_ms,
-            )
         seed = options.seed if options.seed is not None else secrets.randbits(31)
         job_options = {k: v for k, v in asdict(options).items() if k not in ("seed", "timeout_s")}
-        job = GpuJob(
-            problem=compiled.problem,
-            arch=compiled.arch,
-            cubin=compiled.cubin,
-            lowered_names=compiled.lowered_names,
-            plan=compiled.plan,
-            kernels=[k.to_dict() for k in compiled.kernels],
-            options=JobOptions(seed=seed, **job_options),
-        )
+        try:
+            job = gpu_job(compiled, JobOptions(seed=seed, **job_options))
+        except triton_launch.TritonLaunchError as exc:
+            log.error("a Triton result the GPU job cannot carry: %s", exc)
+            return JudgeResult(
+                verdict=Verdict.INTERNAL_ERROR,
+                message="the judge failed; this is not your fault",
+                problem=compiled.problem,
+                seed=seed,
+                error=str(exc),
+                compile_time_ms=compiled.compile_time_ms,
+            )
         if self.warm:
             # Spares set up from now on rehearse this problem, the likeliest next one (a burst is one exercise);
             # set before the job, so that those released while it runs do not rehearse every problem.
@@ -187,6 +183,34 @@ class GpuJudge:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def gpu_job(compiled: CompileResult, options: JobOptions) -> GpuJob:
+    """The GPU job of a compiled submission: CUDA's one cubin and lowered names, or Triton's builds (issue 46),
+    each a cubin of its own, with the plan as the runner resolves it (kernels/triton_launch.py)."""
+    if compiled.language == "triton":
+        return GpuJob(
+            problem=compiled.problem,
+            arch=compiled.arch,
+            cubin=b"",
+            lowered_names={},
+            plan=triton_launch.gpu_plan(compiled),
+            kernels=triton_launch.resources_named(compiled),
+            options=options,
+            language="triton",
+            triton=triton_launch.gpu_builds(compiled),
+        )
+    if compiled.language != "cuda":
+        raise triton_launch.TritonLaunchError(f"no GPU stage for {compiled.language!r} submissions")
+    return GpuJob(
+        problem=compiled.problem,
+        arch=compiled.arch,
+        cubin=compiled.cubin,
+        lowered_names=compiled.lowered_names,
+        plan=compiled.plan,
+        kernels=[k.to_dict() for k in compiled.kernels],
+        options=options,
+    )
 
 
 def gpu_access(code: tuple[str, ...], device_lock: str | None) -> sandbox.Access:

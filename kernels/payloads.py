@@ -4,7 +4,8 @@ No CuPy here: the parent builds the requests, a child reads them.
 
     SetupRequest  parent -> child's setup (kernels/ceilings.py `payload_for`, kernels/gpu.py `warm_up`)
     SetupAnswer   child's setup -> parent (`GpuJudge.kept`, handed on in the next SetupRequest)
-    GpuJob        parent -> GPU job (kernels/judge.py `GpuJudge.judge`, kernels/runner.py `judge_job`)
+    GpuJob        parent -> GPU job (kernels/judge.py `GpuJudge.judge`, kernels/runner.py `judge_job`); a Triton
+                  submission's builds ride along as TritonCubin (kernels/triton_launch.py)
     CompileJob    parent -> compile job (kernels/compiler.py `compile_submission`, `compile_job`)
     NvrtcOutput   compile job -> parent
     TritonJob     parent -> Triton's PTX job (kernels/triton_compiler.py; its answer is plain data, never pickled
@@ -70,6 +71,32 @@ class GpuJob:
     plan: list[dict[str, Any]]
     kernels: list[dict[str, Any]]
     options: JobOptions
+    # Issue 46: "triton" jobs have no `cubin` and no `lowered_names`: each build is a TritonCubin, named as the
+    # plan's launches name it (kernels/triton_launch.py `gpu_plan`).
+    language: str = "cuda"
+    triton: tuple[TritonCubin, ...] = ()
+
+
+@dataclass(frozen=True)
+class TritonCubin:
+    """One Triton build for the GPU job (a CompileResult's TritonKernel, less what only the result page shows):
+    its cubin and entry, Triton's launch convention (32 x num_warps threads, `shared_bytes` of dynamic shared
+    memory, `num_ctas`) and its parameters in order, (name, Triton type): the problem's arguments then Triton's
+    two scratch pointers (type "scratch"), with the bytes per program each needs and their alignment."""
+
+    name: str  # the build's name in the job's plan and resource report (the kernel's, or "kernel (build 2)")
+    kernel: str  # the @triton.jit function
+    symbol: str
+    cubin: bytes
+    num_warps: int
+    shared_bytes: int
+    params: tuple[tuple[str, str], ...]
+    constexprs: tuple[tuple[str, Any], ...] = ()
+    global_scratch_bytes: int = 0
+    global_scratch_align: int = 1
+    profile_scratch_bytes: int = 0
+    profile_scratch_align: int = 1
+    num_ctas: int = 1
 
 
 @dataclass(frozen=True)

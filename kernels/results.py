@@ -113,6 +113,10 @@ class KernelResources(_Schema):
     spill_load_bytes: int | None = None
     const_bytes: int | None = None
     max_threads_per_block: int | None = None  # what the loaded function allows given its registers
+    # Triton builds (issue 46): the warps per program (the block is 32 x num_warps threads) and the dynamic shared
+    # memory each launch asks for (Triton's kernels have no static shared memory); None for CUDA kernels.
+    num_warps: int | None = None
+    dynamic_shared_bytes: int | None = None
 
 
 @dataclass

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import cupy as cp
 from cupy.cuda import driver, runtime
 
-from kernels import gpu, hopper, problems
+from kernels import gpu, hopper, problems, triton_launch
 from kernels import plan as plan_mod
 from kernels.checks import JobFailed, check_printed_output, check_shape, label, placement
 from kernels.payloads import GpuJob
@@ -149,9 +149,15 @@ class LoadedKernel:
     function: cp.cuda.function.Function
     resources: KernelResources
     module: cp.cuda.function.Module  # the function is valid only while its module stays loaded
+    triton: triton_launch.TritonCall | None = None  # a Triton build: launched with Triton's convention (issue 46)
 
 
 def _load(job: GpuJob, problem: Problem, launches, ctx: gpu.GpuContext, result: JudgeResult) -> dict[str, LoadedKernel]:
+    if job.language == "triton":
+        kernels = _load_triton(job, problem)
+        result.kernels = [k.resources for k in kernels.values()]
+        _fit_launches(problem, launches, kernels, ctx, job.arch)
+        return kernels
     module = cp.cuda.function.Module()
     module.load(job.cubin)
     compiled = {k["name"]: KernelResources.from_dict(k) for k in job.kernels}
@@ -159,15 +165,44 @@ def _load(job: GpuJob, problem: Problem, launches, ctx: gpu.GpuContext, result: 
     for name, lowered in job.lowered_names.items():
         function = module.get_function(lowered)
         resources = compiled.get(name) or KernelResources(name, lowered)
-        resources.registers = _attribute(function, _FUNC_NUM_REGS)
-        resources.static_shared_bytes = _attribute(function, _FUNC_SHARED)
-        resources.local_bytes = _attribute(function, _FUNC_LOCAL)
-        resources.const_bytes = _attribute(function, _FUNC_CONST)
-        resources.max_threads_per_block = _attribute(function, _FUNC_MAX_THREADS)
+        _read_resources(function, resources)
         kernels[name] = LoadedKernel(function, resources, module)
     result.kernels = [kernels[n].resources for n in job.lowered_names]
     _fit_launches(problem, launches, kernels, ctx, job.arch)
     return kernels
+
+
+def _load_triton(job: GpuJob, problem: Problem) -> dict[str, LoadedKernel]:
+    """Each Triton build's cubin in a module of its own, its entry checked against the build's parameters (the
+    problem's arguments then Triton's two scratch pointers) and its resources read as CUDA's are."""
+    compiled = {k["name"]: KernelResources.from_dict(k) for k in job.kernels}
+    kernels = {}
+    try:
+        for build in job.triton:
+            triton_launch.check_build(build, problem)
+            module = cp.cuda.function.Module()
+            module.load(build.cubin)
+            function = module.get_function(build.symbol)
+            try:
+                found = hopper.parameter_sizes(function.ptr)
+            except hopper.BindingsMissing:
+                found = None  # no cuda-bindings: the compile's count of the PTX entry's parameters stands
+            triton_launch.check_parameter_bytes(build, found)
+            resources = compiled.get(build.name) or KernelResources(build.name, build.symbol)
+            _read_resources(function, resources)
+            kernels[build.name] = LoadedKernel(function, resources, module, triton_launch.TritonCall(build))
+    except triton_launch.TritonLaunchError as exc:
+        raise JobFailed(Verdict.INTERNAL_ERROR, "the judge cannot launch this Triton build", str(exc)) from exc
+    return kernels
+
+
+def _read_resources(function: cp.cuda.function.Function, resources: KernelResources) -> None:
+    """The loaded function's registers, shared, local and constant memory and its most threads per block."""
+    resources.registers = _attribute(function, _FUNC_NUM_REGS)
+    resources.static_shared_bytes = _attribute(function, _FUNC_SHARED)
+    resources.local_bytes = _attribute(function, _FUNC_LOCAL)
+    resources.const_bytes = _attribute(function, _FUNC_CONST)
+    resources.max_threads_per_block = _attribute(function, _FUNC_MAX_THREADS)
 
 
 def _attribute(function: cp.cuda.function.Function, which: int) -> int:

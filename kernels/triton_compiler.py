@@ -346,6 +346,7 @@ def _assembled(
             )
         found = parse_ptxas_info(report).get(symbol, KernelResources(build.kernel, symbol))
         found.name = build.kernel
+        found.num_warps, found.dynamic_shared_bytes = build.num_warps, shared
         kernels.append(triton_kernel)
         resources.append(found)
     result.triton_kernels, result.kernels = kernels, resources

@@ -170,12 +170,37 @@ def test_the_cli_checks_a_triton_file(capsys):
     assert "COMPILED" in shown and "scratch global_scratch, scratch profile_scratch" in shown
 
 
-def test_the_gpu_judge_refuses_a_triton_result_until_its_gpu_stage_exists(vector_add):
-    from kernels.judge import GpuJudge
+def test_the_gpu_job_of_a_triton_result_carries_its_builds(vector_add):
+    """What GpuJudge.judge sends the GPU child for the compiled starter (kernels/triton_launch.py): the cubin, the
+    entry, Triton's block and shared memory, the parameters with the scratch pointers; its launch arguments."""
+    import numpy as np
 
-    with GpuJudge(warm=False) as judge:
-        judged = judge.judge(vector_add)
-    assert judged.verdict is Verdict.INTERNAL_ERROR and "cannot run on the GPU yet" in judged.message
+    from kernels import plan as plan_mod
+    from kernels import problems, triton_launch
+    from kernels.judge import gpu_job
+    from kernels.payloads import JobOptions
+
+    job = gpu_job(vector_add, JobOptions(seed=1))
+    assert job.language == "triton" and job.cubin == b"" and job.lowered_names == {}
+    (build,) = job.triton
+    assert (build.name, build.symbol, build.num_warps, build.shared_bytes) == ("vector_add", "vector_add", 4, 0)
+    assert build.cubin == vector_add.triton_kernels[0].cubin and build.num_ctas == 1
+    assert [k["name"] for k in job.kernels] == ["vector_add"] and job.kernels[0]["num_warps"] == 4
+    problem = problems.load("vector_add")
+    triton_launch.check_build(build, problem)
+    assert triton_launch.parameter_bytes(build.params) == [8, 8, 8, 4, 8, 8]
+    (launch,) = [plan_mod.Launch.from_dict(d) for d in job.plan]
+    resolved = plan_mod.resolve(launch, {"N": 5000}, "sm_90", problem)
+    assert (resolved.kernel, resolved.grid, resolved.block, resolved.shared_bytes) == (
+        "vector_add",
+        (5, 1, 1),
+        (128, 1, 1),
+        0,
+    )
+    arrays = object(), object(), object()
+    passed = triton_launch.call_arguments(build.params, (*arrays, np.int32(5000)), 0, 0)
+    assert passed[:3] == arrays and passed[3] == 5000 and passed[3].dtype == np.int32
+    assert [type(v) for v in passed[4:]] == [np.uint64, np.uint64] and passed[4:] == (0, 0)
 
 
 def sass_of(cubin: bytes, tmp_path) -> str:
