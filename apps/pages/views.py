@@ -10,6 +10,7 @@ from apps.catalog import selectors as catalog
 from apps.reading.panels import book_progress, progress_panel
 from apps.reviews.panels import reviews_block
 from apps.submissions.panels import exercise_panel, ladders_panel
+from apps.submissions.selectors import capsule_findings
 from config.caching import public_when_anonymous
 
 # Pages differ per reader and may hold paid text: never kept by shared caches or the browser's disk cache.
@@ -45,6 +46,8 @@ def capsule_progress(request, slug):
             "capsule": capsule,
             "reading": progress_panel(request.user, capsule),
             "exercise": exercise_panel(request.user, capsule),
+            # What readers' profiled kernels hit most among the findings this capsule teaches the fix for (issue 43).
+            "profile_findings": capsule_findings(capsule),
         },
     )
 

@@ -226,3 +226,40 @@ class GpuWorker(models.Model):
     def unconfined(self) -> bool:
         """It reported running readers' code without the sandbox (an operator's opt-out)."""
         return self.sandbox.startswith("RUNNING UNCONFINED")
+
+
+class Profile(models.Model):
+    """An Nsight Compute profile of one accepted submission (issue 43), made after the timed job and never part of
+    its verdict or timing. `data` is a kernels.profile.Profile document (its own schema_version); `findings` are the
+    rules of kernels/profile_rules.toml that fired, stored when the profile is recorded. The .ncu-rep lives under
+    settings.PROFILE_ROOT, outside every public folder, served only to the submission's owner and staff."""
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="profile")
+    schema_version = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, help_text="kernels.profile.Status: profiled, off, no_ncu, failed, ...")
+    data = models.JSONField(help_text="kernels.profile.Profile JSON")
+    findings = models.JSONField(default=list, blank=True, help_text="kernels.profile_findings.Finding dicts")
+    report_file = models.CharField(max_length=200, blank=True, help_text="Relative to settings.PROFILE_ROOT")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"profile of {self.submission_id}: {self.status}"
+
+    @property
+    def report_path(self):
+        return settings.PROFILE_ROOT / self.report_file if self.report_file else None
+
+
+class ProfileFinding(models.Model):
+    """One finding of one profile, as a row: the capsule progress page counts them (no names)."""
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="finding_rows")
+    rule = models.CharField(max_length=64)
+    capsule_slug = models.CharField(max_length=120)
+    severity = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["capsule_slug", "rule"])]
+
+    def __str__(self):
+        return f"{self.rule} ({self.severity:.2f})"

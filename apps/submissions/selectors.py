@@ -15,7 +15,10 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from apps.catalog.models import Capsule
-from apps.submissions.models import Exercise, GpuWorker, ReferenceResult, Submission, Unit
+from apps.submissions.models import Exercise, GpuWorker, ProfileFinding, ReferenceResult, Submission, Unit
+from kernels import problems as judge_problems
+from kernels import profile as profile_mod
+from kernels import profile_findings
 
 logger = logging.getLogger(__name__)
 
@@ -514,3 +517,117 @@ def submissions_by_status(*, hours: int = 24) -> list[dict]:
         {"status": status, "label": label, "count": counts.get(status, 0)}
         for status, label in Submission.Status.choices
     ]
+
+
+# --- Profiles (issue 43) ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    """What the report's profile section shows, read from a stored kernels.profile.Profile."""
+
+    document: object  # kernels.profile.Profile
+    findings: list[dict]
+    speed_of_light: list[dict]  # {"label", "pct"}
+    occupancy: dict | None  # achieved, theoretical, limiter
+    bytes_vs_minimum: object | None  # kernels.profile_findings.BytesVsMinimum
+    stalls: list[dict]
+    source_lines: list[dict]  # every source line, hot ones with share and stall
+    has_report: bool
+
+
+_SOL = (
+    ("Compute (SM)", "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("Memory", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("DRAM", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L2", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L1/shared", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+)
+_LIMITS = (
+    ("registers", "launch__occupancy_limit_registers"),
+    ("shared memory", "launch__occupancy_limit_shared_mem"),
+    ("warps per SM", "launch__occupancy_limit_warps"),
+    ("blocks per SM", "launch__occupancy_limit_blocks"),
+)
+
+
+def _occupancy(metrics: dict) -> dict | None:
+    achieved = metrics.get("sm__warps_active.avg.pct_of_peak_sustained_active")
+    theoretical = metrics.get("sm__maximum_warps_per_active_cycle_pct")
+    if achieved is None or theoretical is None:
+        return None
+    limits = [(metrics[name], label) for label, name in _LIMITS if metrics.get(name) is not None]
+    limiter = min(limits)[1] if limits else ""
+    return {"achieved": achieved, "theoretical": theoretical, "limiter": limiter}
+
+
+def _source_view(source: str, lines) -> list[dict]:
+    by_line = {line.line: line for line in lines}
+    hottest = sorted(lines, key=lambda line: -line.share)[:5]
+    hot = {line.line for line in hottest if line.share >= 1.0}
+    return [
+        {
+            "n": n,
+            "text": text,
+            "hot": n in hot,
+            "share": by_line[n].share if n in by_line else None,
+            "stall": profile_findings.stall_words(by_line[n].stall) if n in by_line and by_line[n].stall else "",
+        }
+        for n, text in enumerate(source.splitlines(), start=1)
+    ]
+
+
+def profile_view(submission: Submission) -> ProfileView | None:
+    """The profile section of a submission's report; None when there is none, or its schema is not this code's
+    (an old or newer document: the rest of the report is shown as before)."""
+    stored = getattr(submission, "profile", None) if hasattr(submission, "profile") else None
+    if stored is None:
+        return None
+    try:
+        document = profile_mod.Profile.from_dict(stored.data)
+    except (ValueError, TypeError):
+        logger.warning("profile of %s has an unknown schema", submission.public_id)
+        return None
+    metrics = document.metrics or {}
+    try:
+        problem = judge_problems.load(submission.exercise.problem)
+    except (FileNotFoundError, judge_problems.ProblemError):
+        problem = None
+    return ProfileView(
+        document=document,
+        findings=stored.findings or [],
+        speed_of_light=[{"label": label, "pct": metrics[name]} for label, name in _SOL if name in metrics],
+        occupancy=_occupancy(metrics),
+        bytes_vs_minimum=profile_findings.bytes_vs_minimum(metrics, problem=problem, sizes=document.sizes)
+        if problem and document.profiled
+        else None,
+        stalls=profile_findings.top_stalls(metrics),
+        source_lines=_source_view(submission.source, document.source_lines) if document.source_lines else [],
+        has_report=bool(stored.report_file),
+    )
+
+
+def capsule_findings(capsule, *, limit: int = 5) -> list[dict]:
+    """The findings that point to this capsule, counted over every reader's profiled kernels: counts only."""
+    rows = (
+        ProfileFinding.objects.filter(capsule_slug=capsule.slug)
+        .values("rule")
+        .annotate(kernels=Count("profile", distinct=True))
+        .order_by("-kernels", "rule")[:limit]
+    )
+    titles = {rule.id: rule.title for rule in profile_findings.load().rules}
+    return [
+        {"rule": row["rule"], "title": titles.get(row["rule"], row["rule"]), "kernels": row["kernels"]} for row in rows
+    ]
+
+
+def profile_report_path(submission: Submission):
+    """The .ncu-rep of a submission's profile if it exists on disk, kept inside PROFILE_ROOT; else None."""
+    stored = getattr(submission, "profile", None) if hasattr(submission, "profile") else None
+    if stored is None or not stored.report_file:
+        return None
+    root = settings.PROFILE_ROOT.resolve()
+    path = (root / stored.report_file).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        return None
+    return path

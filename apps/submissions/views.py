@@ -12,7 +12,7 @@ import uuid
 from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
@@ -148,6 +148,8 @@ def _detail_context(submission) -> dict:
         # The GPU's view of each kernel once it ran; until then what ptxas said at compile time.
         "kernels": result.get("kernels") or compiled.get("kernels") or [],
         "kernels_from_gpu": bool(result.get("kernels")),
+        # Why is it slow (issue 43): the profile section, once a profile was recorded; None for older results.
+        "profile": selectors.profile_view(submission) if submission.is_finished else None,
     }
 
 
@@ -163,6 +165,23 @@ def detail(request, public_id):
         )
     context["others"] = selectors.submissions_to_compare(submission)
     return render(request, "submissions/detail.html", context)
+
+
+@require_GET
+@login_required
+@private_page
+def profile_report(request, public_id):
+    """The submission's Nsight Compute report (.ncu-rep), for its owner and staff only (404 for anyone else)."""
+    submission = _submission_or_404(request, public_id)
+    path = selectors.profile_report_path(submission)
+    if path is None:
+        raise Http404("No profile report")
+    return FileResponse(
+        open(path, "rb"),
+        as_attachment=True,
+        filename=f"{submission.exercise.problem}-{submission.public_id}.ncu-rep",
+        content_type="application/octet-stream",
+    )
 
 
 @require_GET

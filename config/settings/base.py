@@ -309,6 +309,9 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Built EPUB files: private (never under MEDIA_ROOT or STATIC_ROOT), served only by the download
 # view after the access check; web and worker must share this folder.
 EPUB_ROOT = Path(env_str("EPUB_ROOT", str(VAR_DIR / "epub")))
+# Nsight Compute reports (.ncu-rep) of readers' kernels (issue 43): private like the EPUBs, served only to the
+# submission's owner and staff by apps.submissions.views.profile_report.
+PROFILE_ROOT = Path(env_str("PROFILE_ROOT", str(VAR_DIR / "profiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

@@ -7,7 +7,8 @@
 - `pipeline`: the compile stage (CPU) and the GPU stage (claim, judge, record once);
 - `sweeper`: stuck submissions queued again or failed;
 - `staff`: re-runs and reviews of flagged results;
-- `reference`: the reference ladder measured, exported and loaded.
+- `reference`: the reference ladder measured, exported and loaded;
+- `profiling`: an accepted submission's Nsight Compute profile recorded with its findings (issue 43).
 
 A submission's life: QUEUED -> COMPILING -> COMPILED -> RUNNING -> PASSED | FAILED | ERROR | TIMED_OUT.
 """
@@ -22,6 +23,7 @@ from apps.submissions.services.pipeline import (
     submission_judge,
     submission_orphans_resend,
 )
+from apps.submissions.services.profiling import profile_record
 from apps.submissions.services.reference import (
     reference_ladder_load,
     reference_ladder_measure,
@@ -34,6 +36,7 @@ from apps.submissions.services.submitting import SubmissionRefused, plan_into_so
 from apps.submissions.services.sweeper import SweepReport, submission_sweep
 
 __all__ = [
+    "profile_record",
     "IN_PROGRESS",
     "TRANSITIONS",
     "SubmissionRefused",

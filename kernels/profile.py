@@ -1,0 +1,141 @@
+"""A profile of one accepted submission (issue 43): the schema the web app stores, the states a profile run can
+end in, and the `ncu` command line the GPU worker's profile child will run. No CUDA, no Django.
+
+The profile is its own document beside the JudgeResult (kernels/results.py), with its own PROFILE_SCHEMA_VERSION:
+it is made after the timed job, by another child, may be asked for again, and never changes a verdict or a
+timing. Stored with the submission (apps.submissions.models.Profile); a submission without one, or with a
+document of a version this code does not know, shows the report without the profile section.
+
+What is NOT here yet (the next GPU session; kernels/README.md, "Profiles"): the profile child itself (sandboxed
+like the judged job, holding the device lock alone, after the timed job), the export of a real `.ncu-rep` into
+this schema (`ncu --import <rep> --csv --page raw` for the metrics, `--page source --csv` for per-line samples),
+and recorded H200 profiles to replace the hand-written fixtures under tests/kernels/profiles/.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+
+PROFILE_SCHEMA_VERSION = 1
+
+# The Nsight Compute sections a profile collects (`ncu --list-sections` names them; Profiling Guide, "Sections and
+# Rules"): speed of light, launch statistics, occupancy, memory workload with its tables (bytes, hit rates, sectors
+# per request, bank conflicts), compute workload (pipe utilisation), warp state statistics (stall reasons), and
+# source counters (samples per SASS instruction, mapped to source lines through the line info NVRTC emits).
+NCU_SECTIONS = (
+    "SpeedOfLight",
+    "LaunchStats",
+    "Occupancy",
+    "MemoryWorkloadAnalysis",
+    "MemoryWorkloadAnalysis_Tables",
+    "ComputeWorkloadAnalysis",
+    "WarpStateStats",
+    "SourceCounters",
+)
+
+# What `ncu` prints when the driver refuses performance counters to this user (NVIDIA's page
+# "ERR_NVGPUCTRPERM: Permission issue with Performance Counters").
+COUNTERS_REFUSED = "ERR_NVGPUCTRPERM"
+
+
+class Status(str, enum.Enum):
+    PROFILED = "profiled"
+    OFF = "off"  # profiling is off on this node (counters refused, or the operator turned it off)
+    NO_NCU = "no_ncu"  # no ncu found on this node
+    FAILED = "failed"  # the kernel crashed or hung under replay: the profile child ended, nothing else did
+    SMALLER_SHAPE = "smaller_shape"  # profiled, at a smaller shape than the largest benchmark (budget)
+
+
+PROFILED_STATES = (Status.PROFILED, Status.SMALLER_SHAPE)
+
+
+@dataclass
+class SourceLine:
+    """One line of the reader's source with the samples taken on its SASS instructions."""
+
+    line: int
+    samples: int
+    share: float  # percent of all samples of the kernel
+    stall: str = ""  # the main stall reason on this line (smsp__pcsamp_warps_issue_stalled_<reason>)
+    stalls: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Profile:
+    status: str
+    reason: str = ""  # why profiling is off or failed, in words a reader can act on (or tell the operator)
+    gpu_name: str = ""
+    sizes: dict[str, int] = field(default_factory=dict)  # the shape profiled
+    kernel: str = ""  # the kernel profiled (the plan's longest launch)
+    metrics: dict[str, float] = field(default_factory=dict)  # Nsight Compute metric name -> value
+    source_lines: list[SourceLine] = field(default_factory=list)
+    sass_hot_loop: str = ""  # the SASS of the loop holding the most samples
+    report_file: str = ""  # the .ncu-rep, relative to the web app's private PROFILE_ROOT
+    ncu_version: str = ""
+    gpu_seconds: float | None = None  # what the profile cost (README's capacity table)
+    schema_version: int = PROFILE_SCHEMA_VERSION
+
+    @property
+    def profiled(self) -> bool:
+        return self.status in {s.value for s in PROFILED_STATES}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Profile:
+        """Raises ValueError for a document of another schema version (the page then leaves the section out)."""
+        version = data.get("schema_version")
+        if version != PROFILE_SCHEMA_VERSION:
+            raise ValueError(f"profile schema_version {version!r} is not {PROFILE_SCHEMA_VERSION}")
+        known = set(cls.__dataclass_fields__)
+        values = {k: v for k, v in data.items() if k in known}
+        values["source_lines"] = [SourceLine(**line) for line in values.get("source_lines") or []]
+        return cls(**values)
+
+
+def profile_off(reason: str, **fields) -> Profile:
+    return Profile(status=Status.OFF.value, reason=reason, **fields)
+
+
+def profile_no_ncu(searched: str = "", **fields) -> Profile:
+    where = f" (looked for {searched})" if searched else ""
+    return Profile(status=Status.NO_NCU.value, reason=f"no ncu found on this node{where}", **fields)
+
+
+def find_ncu(setting: str = "") -> str | None:
+    """The ncu executable: the setting (a path) if it names one that exists, else `ncu` on PATH."""
+    if setting:
+        return setting if os.path.isfile(setting) and os.access(setting, os.X_OK) else None
+    return shutil.which("ncu")
+
+
+def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:
+    """What an `ncu` run that produced no report says to the reader: counters refused, or the kernel failed."""
+    if COUNTERS_REFUSED in output:
+        return profile_off(
+            "the GPU driver on this node does not let the judge read performance counters (ERR_NVGPUCTRPERM); "
+            "the operator can allow it (README, Operators: Profiles)",
+            **fields,
+        )
+    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    last = re.sub(r"\s+", " ", last)[:300]
+    return Profile(
+        status=Status.FAILED.value, reason=f"the profiler stopped (exit {returncode}): {last}".rstrip(": "), **fields
+    )
+
+
+def ncu_command(ncu: str, *, report: str, kernel_regex: str, metrics: list[str], program: list[str]) -> list[str]:
+    """The command line of one profile: one launch of the chosen kernel, the sections above plus the rules'
+    metrics, the source imported into the report, written to `report` (.ncu-rep)."""
+    command = [ncu, "--export", report, "--force-overwrite", "--target-processes", "all"]
+    command += ["--kernel-name", f"regex:{kernel_regex}", "--launch-count", "1", "--import-source", "yes"]
+    for section in NCU_SECTIONS:
+        command += ["--section", section]
+    if metrics:
+        command += ["--metrics", ",".join(metrics)]
+    return command + list(program)
