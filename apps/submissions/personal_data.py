@@ -35,7 +35,9 @@ EXPORT_CHUNK_ROWS = 20
 
 def submissions_export(user) -> Iterator[dict]:
     """One submission at a time (the export is streamed: apps.accounts.export), never all of them at once."""
-    submissions = Submission.objects.filter(user=user).select_related("exercise__capsule").order_by("created_at", "pk")
+    submissions = (
+        Submission.objects.filter(user=user).select_related("exercise__capsule", "profile").order_by("created_at", "pk")
+    )
     for submission in submissions.iterator(chunk_size=EXPORT_CHUNK_ROWS):
         yield {
             "id": str(submission.public_id),
@@ -43,4 +45,13 @@ def submissions_export(user) -> Iterator[dict]:
             "exercise": submission.exercise.title,
             "problem": submission.exercise.problem,
             **{name: getattr(submission, name) for name in FIELDS},
+            "profile": _profile_export(submission),
         }
+
+
+def _profile_export(submission) -> dict | None:
+    """The Nsight Compute profile's document and findings (issue 43); the .ncu-rep stays a download of its own."""
+    profile = getattr(submission, "profile", None) if hasattr(submission, "profile") else None
+    if profile is None:
+        return None
+    return {"status": profile.status, "data": profile.data, "findings": profile.findings}

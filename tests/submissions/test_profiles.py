@@ -178,3 +178,12 @@ def test_capsule_progress_counts_findings_pointing_to_it_without_names(reader, e
     page = client_for(reader).get(f"/capsules/{capsule.slug}/progress/").content.decode()
     assert "What readers' kernels hit" in page and "Uncoalesced global loads: 3 kernels" in page
     assert "Secret Name" not in page
+
+
+def test_the_readers_data_export_carries_the_profile(reader, owned, exercise):
+    from apps.submissions.personal_data import submissions_export
+
+    plain = passed_submission(reader, exercise)
+    exported = {row["id"]: row for row in submissions_export(reader)}
+    assert exported[str(owned.public_id)]["profile"]["findings"][0]["rule"] == "uncoalesced_global_loads"
+    assert exported[str(plain.public_id)]["profile"] is None
