@@ -235,3 +235,292 @@ def _line_svg(
         body.append(f'<text class="chart__tick" x="{left + plot_w}" y="{height - 10}" text-anchor="end">latest</text>')
     full_desc = (desc + " " if desc else "") + "; ".join(described)
     return _svg(chart_id, width, height, title, full_desc.strip(), body, f"chart--line {_variant(narrow)}")
+
+
+# --- The roofline (issue 43) -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RooflineShape:
+    """One benchmark shape of a result: where the kernel and the library baseline sit on the roofline."""
+
+    label: str  # the shape, e.g. "M=4096 N=4096 K=4096"
+    intensity: float  # FLOP per byte: the problem's FLOPs / its minimum bytes moved at this shape
+    tflops: float  # the reader's kernel
+    baseline_tflops: float | None = None
+    headline: bool = False  # the shape the report's figures are quoted at (the largest); labelled in the chart
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """A GPU's roofline as its worker measured it (kernels.results.Ceilings) and a result's shapes on it."""
+
+    copy_gbps: float  # the memory roof: measured device-to-device copy bandwidth
+    roof_tflops: float | None  # the compute roof: the problem's own ceiling (None: not measured, no flat roof)
+    roof_label: str  # "FP32", "FP16 tensor", "BF16 tensor"
+    shapes: tuple[RooflineShape, ...]
+    baseline: str = "baseline"  # the library's short name: cuBLAS, PyTorch, CUB
+
+    @property
+    def ridge(self) -> float | None:
+        """The intensity (FLOP/byte) where the memory roof meets the compute roof: TFLOP/s over GB/s, x 1000."""
+        if not self.roof_tflops:
+            return None
+        return 1000 * self.roof_tflops / self.copy_gbps
+
+    def attainable(self, intensity: float) -> float:
+        """TFLOP/s the roofline allows at this intensity: min(compute roof, intensity x copy bandwidth)."""
+        memory = intensity * self.copy_gbps / 1000
+        return min(self.roof_tflops, memory) if self.roof_tflops else memory
+
+    def is_compute_bound(self, intensity: float) -> bool:
+        return self.ridge is not None and intensity >= self.ridge
+
+    @property
+    def headline(self) -> RooflineShape:
+        return next((s for s in self.shapes if s.headline), self.shapes[-1])
+
+
+def _sig(value: float) -> str:
+    """A figure to about three significant digits, with thousands separated: 0.125, 4.27, 17.9, 682, 3,350."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def _pct_words(value: float) -> str:
+    if value < 0.01:
+        return "under 0.01%"
+    if value >= 10:
+        return f"{value:.0f}%"
+    if value >= 1:
+        return f"{value:.1f}%"
+    return f"{value:.2f}%"
+
+
+def _decade(exponent: int) -> str:
+    return f"{10.0**exponent:,.0f}" if exponent >= 0 else f"{10.0**exponent:g}"
+
+
+def roofline_caption(roofline: Roofline) -> str:
+    """The chart in words, at the headline shape: which roof bounds the kernel there and how near it comes."""
+    shape = roofline.headline
+    at = f"At {_sig(shape.intensity)} FLOP/byte ({shape.label})"
+    pct = 100 * shape.tflops / roofline.attainable(shape.intensity)
+    if roofline.is_compute_bound(shape.intensity):
+        words = (
+            f"{at} this kernel is compute-bound (right of the ridge at {_sig(roofline.ridge)} FLOP/byte); it reaches "
+            f"{_pct_words(pct)} of the {roofline.roof_label} roof ({_sig(roofline.roof_tflops)} TFLOP/s)."
+        )
+    else:
+        ridge = f" (left of the ridge at {_sig(roofline.ridge)} FLOP/byte)" if roofline.ridge else ""
+        words = (
+            f"{at} this kernel is memory-bound{ridge}; it reaches {_pct_words(pct)} of the memory roof "
+            f"({_sig(roofline.copy_gbps)} GB/s of measured copy bandwidth: "
+            f"{_sig(roofline.attainable(shape.intensity))} TFLOP/s at this intensity)."
+        )
+    if shape.baseline_tflops:
+        base_pct = 100 * shape.baseline_tflops / roofline.attainable(shape.intensity)
+        words += f" {roofline.baseline} reaches {_pct_words(base_pct)} of the same roof."
+    return words
+
+
+@dataclass(frozen=True)
+class RooflineGeometry:
+    """Where values land in a roofline drawing: log10 of intensity across, log10 of TFLOP/s up, between whole
+    decades (10^x_lo .. 10^x_hi FLOP/byte, 10^y_lo .. 10^y_hi TFLOP/s)."""
+
+    left: float
+    top: float
+    plot_w: float
+    plot_h: float
+    x_lo: int
+    x_hi: int
+    y_lo: int
+    y_hi: int
+
+    def x(self, intensity: float) -> float:
+        return self.left + (math.log10(intensity) - self.x_lo) / (self.x_hi - self.x_lo) * self.plot_w
+
+    def y(self, tflops: float) -> float:
+        return self.top + self.plot_h - (math.log10(tflops) - self.y_lo) / (self.y_hi - self.y_lo) * self.plot_h
+
+
+def _span(low: float, high: float, *, minimum: int = 2) -> tuple[int, int]:
+    lo, hi = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    while hi - lo < minimum:
+        hi += 1
+        if hi - lo < minimum:
+            lo -= 1
+    return lo, hi
+
+
+def roofline_geometry(roofline: Roofline, *, narrow: bool = False) -> RooflineGeometry:
+    """Decades that hold every point, the ridge and the compute roof, with room around them."""
+    intensities = [s.intensity for s in roofline.shapes] + ([roofline.ridge] if roofline.ridge else [])
+    x_lo, x_hi = _span(min(intensities) / 2.5, max(intensities) * 2.5)
+    values = [v for s in roofline.shapes for v in (s.tflops, s.baseline_tflops) if v]
+    top_value = max([*values, roofline.roof_tflops or roofline.attainable(10.0**x_hi)])
+    y_lo, y_hi = _span(min(values) / 1.5, top_value * 1.5)
+    if math.log10(top_value) > y_hi - 0.35:  # room above the top roof for its label
+        y_hi += 1
+    if roofline.ridge:  # the memory roof shown over 1.5 decades at least, so that it reads as a slope
+        x_lo = min(x_lo, math.floor(math.log10(roofline.ridge) - 1.5))
+        y_lo = min(y_lo, math.floor(math.log10(roofline.roof_tflops) - 1.5))
+    y_lo = max(y_lo, y_hi - 8)  # a kernel a hundred million times below its roof is drawn on the axis
+    if narrow:
+        return RooflineGeometry(
+            left=46, top=30, plot_w=NARROW_WIDTH - 46 - 12, plot_h=230, **_decades(x_lo, x_hi, y_lo, y_hi)
+        )
+    return RooflineGeometry(left=60, top=30, plot_w=520, plot_h=260, **_decades(x_lo, x_hi, y_lo, y_hi))
+
+
+def _decades(x_lo: int, x_hi: int, y_lo: int, y_hi: int) -> dict:
+    return {"x_lo": x_lo, "x_hi": x_hi, "y_lo": y_lo, "y_hi": y_hi}
+
+
+def roofline_chart(roofline: Roofline, *, chart_id: str, title: str, desc: str = "") -> SafeString:
+    """A log-log roofline: the memory roof (intensity x measured copy bandwidth) rising to the ridge, the compute
+    roof flat after it, and per benchmark shape the reader's kernel (dot) above the baseline's (square) or below
+    it; the headline shape's two are labelled with their TFLOP/s."""
+    wide = _roofline_svg(roofline, chart_id=chart_id, title=title, desc=desc, narrow=False)
+    narrow = _roofline_svg(roofline, chart_id=f"{chart_id}-narrow", title=title, desc=desc, narrow=True)
+    return _pair(wide, narrow)
+
+
+def _roofline_svg(roofline: Roofline, *, chart_id: str, title: str, desc: str, narrow: bool) -> str:
+    g = roofline_geometry(roofline, narrow=narrow)
+    right = 12 if narrow else 24
+    legend_y = g.top + g.plot_h + 60
+    ridge_row = roofline.ridge is not None and narrow  # narrow: the ridge's legend entry on a line of its own
+    width, height = g.left + g.plot_w + right, legend_y + (30 if ridge_row else 10)
+    bottom = g.top + g.plot_h
+    x_min, x_max, y_min, y_max = 10.0**g.x_lo, 10.0**g.x_hi, 10.0**g.y_lo, 10.0**g.y_hi
+    body = []
+    x_step = 1 if g.x_hi - g.x_lo <= 6 else 2
+    for k in range(g.x_lo, g.x_hi + 1):
+        x = g.x(10.0**k)
+        body.append(f'<line class="chart__grid" x1="{x:.1f}" y1="{g.top}" x2="{x:.1f}" y2="{bottom}"/>')
+        if (k - g.x_lo) % x_step == 0:
+            body.append(
+                f'<text class="chart__tick" x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{_decade(k)}</text>'
+            )
+    y_step = 1 if g.y_hi - g.y_lo <= 6 else 2
+    for k in range(g.y_lo, g.y_hi + 1):
+        y = g.y(10.0**k)
+        body.append(f'<line class="chart__grid" x1="{g.left}" y1="{y:.1f}" x2="{g.left + g.plot_w}" y2="{y:.1f}"/>')
+        if (k - g.y_lo) % y_step == 0:
+            body.append(
+                f'<text class="chart__tick" x="{g.left - 6}" y="{y + 4:.1f}" text-anchor="end">{_decade(k)}</text>'
+            )
+    body.append(f'<text class="chart__tick" x="2" y="{g.top - 12}">TFLOP/s (log scale)</text>')
+    body.append(
+        f'<text class="chart__tick" x="{g.left + g.plot_w / 2:.1f}" y="{bottom + 36}" text-anchor="middle">'
+        "FLOP per byte moved (log scale)</text>"
+    )
+
+    # The memory roof, from where it enters the plot to the ridge (or the plot's right edge).
+    ridge = roofline.ridge
+    start = max(x_min, y_min * 1000 / roofline.copy_gbps)
+    end = min(ridge or x_max, x_max, y_max * 1000 / roofline.copy_gbps)
+    if start < end:
+        x1, y1 = g.x(start), g.y(roofline.attainable(start))
+        x2, y2 = g.x(end), g.y(end * roofline.copy_gbps / 1000)
+        body.append(f'<line class="chart__roof" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}"/>')
+        angle = math.degrees(math.atan2(y2 - y1, x2 - x1))
+        lx, ly = x1 + (x2 - x1) * 0.06, y1 + (y2 - y1) * 0.06 - 6
+        body.append(
+            f'<text class="chart__value" x="{lx:.1f}" y="{ly:.1f}" transform="rotate({angle:.1f} {lx:.1f} {ly:.1f})">'
+            f"copy {escape(_sig(roofline.copy_gbps))} GB/s</text>"
+        )
+    if roofline.roof_tflops and ridge:
+        y = g.y(roofline.roof_tflops)
+        x1 = g.x(max(ridge, x_min))
+        body.append(f'<line class="chart__roof" x1="{x1:.1f}" y1="{y:.1f}" x2="{g.left + g.plot_w:.1f}" y2="{y:.1f}"/>')
+        label_y = y - 6 if y - g.top >= 18 else y + 16
+        body.append(
+            f'<text class="chart__value" x="{g.left + g.plot_w - 4:.1f}" y="{label_y:.1f}" text-anchor="end">'
+            f"{escape(roofline.roof_label)} {escape(_sig(roofline.roof_tflops))} TFLOP/s</text>"
+        )
+        if x_min <= ridge <= x_max:
+            rx = g.x(ridge)
+            body.append(f'<line class="chart__reference" x1="{rx:.1f}" y1="{y:.1f}" x2="{rx:.1f}" y2="{bottom}"/>')
+            body.append(f'<circle class="chart__ridge" cx="{rx:.1f}" cy="{y:.1f}" r="4"/>')
+
+    described = []
+    for shape in roofline.shapes:
+        x, yk = g.x(shape.intensity), g.y(shape.tflops)
+        pct = 100 * shape.tflops / roofline.attainable(shape.intensity)
+        words = f"{shape.label}: {_sig(shape.intensity)} FLOP/byte, your kernel {_sig(shape.tflops)} TFLOP/s"
+        words += f" ({_pct_words(pct)} of the roof there)"
+        yb = None
+        if shape.baseline_tflops:
+            yb = g.y(shape.baseline_tflops)
+            body.append(f'<line class="chart__gap" x1="{x:.1f}" y1="{yk:.1f}" x2="{x:.1f}" y2="{yb:.1f}"/>')
+            words += f", {roofline.baseline} {_sig(shape.baseline_tflops)} TFLOP/s"
+            size = 9 if shape.headline else 7
+            body.append(
+                f'<rect class="chart__base-dot" x="{x - size / 2:.1f}" y="{yb - size / 2:.1f}" width="{size}" '
+                f'height="{size}"><title>{escape(roofline.baseline)} at {escape(shape.label)}: '
+                f"{escape(_sig(shape.baseline_tflops))} TFLOP/s</title></rect>"
+            )
+        body.append(
+            f'<circle class="chart__dot" cx="{x:.1f}" cy="{yk:.1f}" r="{5 if shape.headline else 3.5}">'
+            f"<title>Your kernel at {escape(shape.label)}: {escape(_sig(shape.tflops))} TFLOP/s</title></circle>"
+        )
+        described.append(words)
+        if shape.headline:
+            body.extend(_point_labels(g, roofline, shape, x, yk, yb))
+    # The legend, below the axis title: the markers are told apart by shape as well as colour.
+    lx = g.left if not narrow else 8
+    body.append(f'<circle class="chart__dot" cx="{lx + 5}" cy="{legend_y - 4}" r="5"/>')
+    body.append(f'<text class="chart__label" x="{lx + 14}" y="{legend_y}">your kernel</text>')
+    bx = lx + 110
+    body.append(f'<rect class="chart__base-dot" x="{bx}" y="{legend_y - 9}" width="9" height="9"/>')
+    body.append(f'<text class="chart__label" x="{bx + 15}" y="{legend_y}">{escape(roofline.baseline)}</text>')
+    if ridge:
+        rx, ry = (lx, legend_y + 20) if narrow else (bx + 30 + 7.5 * len(roofline.baseline), legend_y)
+        body.append(f'<circle class="chart__ridge" cx="{rx + 5}" cy="{ry - 4}" r="4"/>')
+        body.append(
+            f'<text class="chart__label" x="{rx + 14}" y="{ry}">ridge at {escape(_sig(ridge))} FLOP/byte</text>'
+        )
+
+    roofs = f"memory roof: measured copy bandwidth {_sig(roofline.copy_gbps)} GB/s"
+    if roofline.roof_tflops and ridge:
+        roofs += (
+            f"; compute roof: {roofline.roof_label} {_sig(roofline.roof_tflops)} TFLOP/s; "
+            f"ridge at {_sig(ridge)} FLOP/byte"
+        )
+    full_desc = (desc + " " if desc else "") + f"Log-log roofline, {roofs}. " + "; ".join(described) + "."
+    return _svg(chart_id, width, height, title, full_desc.strip(), body, f"chart--roofline {_variant(narrow)}")
+
+
+def _point_labels(g: RooflineGeometry, roofline: Roofline, shape: RooflineShape, x: float, yk: float, yb):
+    """The headline shape's two points labelled on the side with more room, pushed apart when they are close."""
+    right_side = x < g.left + g.plot_w * 0.6
+    dx, anchor = (9, "start") if right_side else (-9, "end")
+    ky, by = yk + 4, (yb + 4 if yb is not None else None)
+    # Under the flat roof, the labels stay below its own label and line; two labels stay a line apart.
+    floor = g.y(roofline.roof_tflops) + 16 if roofline.ridge and shape.intensity >= roofline.ridge else g.top + 12
+    if by is None:
+        ky = max(ky, floor)
+    elif ky <= by:
+        ky = max(ky, floor)
+        by = max(by, ky + 15)
+    else:
+        by = max(by, floor)
+        ky = max(ky, by + 15)
+    out = [
+        f'<text class="chart__value" x="{x + dx:.1f}" y="{ky:.1f}" text-anchor="{anchor}" font-weight="700">'
+        f"you {escape(_sig(shape.tflops))}</text>"
+    ]
+    if by is not None:
+        out.append(
+            f'<text class="chart__value" x="{x + dx:.1f}" y="{by:.1f}" text-anchor="{anchor}">'
+            f"{escape(roofline.baseline)} {escape(_sig(shape.baseline_tflops))}</text>"
+        )
+    return out

@@ -15,6 +15,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from apps.catalog.models import Capsule
+from apps.submissions import charts
 from apps.submissions.models import Exercise, GpuWorker, ProfileFinding, ReferenceResult, Submission, Unit
 from kernels import problems as judge_problems
 from kernels import profile as profile_mod
@@ -253,6 +254,7 @@ class Measure:
     baseline: str  # the library's short name, as in "% of cuBLAS": cuBLAS, PyTorch, CUB
     baseline_full: str = ""  # e.g. "PyTorch torch.softmax (dim = 1)"
     size_names: tuple[str, ...] = ()  # in the problem's order: ("rows", "cols"), ("M", "N", "K")
+    compute_unit: str = "fp32"  # which measured ceiling bounds its roofline: fp32, tensor_fp16, tensor_bf16, memory
 
     @property
     def by_roofline(self) -> bool:
@@ -279,6 +281,7 @@ def problem_measure(problem: str) -> Measure:
         baseline=definition.library or "baseline",
         baseline_full=definition.baseline_name,
         size_names=definition.size_names,
+        compute_unit=definition.compute_unit,
     )
 
 
@@ -517,6 +520,83 @@ def submissions_by_status(*, hours: int = 24) -> list[dict]:
         {"status": status, "label": label, "count": counts.get(status, 0)}
         for status, label in Submission.Status.choices
     ]
+
+
+# --- The roofline (issue 43) ----------------------------------------------------------------------
+
+# The compute roof of each compute_unit: the Ceilings field its worker measured, and its name in the chart.
+# Memory-bound problems have no compute ceiling of their own; the FP32 rate (always measured) is drawn as theirs.
+_COMPUTE_ROOFS = {
+    "fp32": ("fp32_tflops", "FP32"),
+    "tensor_fp16": ("tensor_fp16_tflops", "FP16 tensor"),
+    "tensor_bf16": ("tensor_bf16_tflops", "BF16 tensor"),
+    "memory": ("fp32_tflops", "FP32"),
+}
+
+
+def _shape_label(sizes: dict, names: tuple[str, ...]) -> str:
+    order = [n for n in names if n in sizes] + [n for n in sizes if n not in names]
+    return " ".join(f"{name}={sizes[name]}" for name in order)
+
+
+def roofline_of(submission: Submission) -> charts.Roofline | None:
+    """A passed submission's benchmark shapes on the roofline of the GPU that judged it, from its result alone
+    (flops, bytes_moved, tflops, baseline_tflops and the worker's ceilings). None for a result without ceilings
+    (older schemas), or whose shapes do no arithmetic (a transpose: no FLOP/byte to place it at)."""
+    if submission.status != Submission.Status.PASSED:
+        return None
+    result = submission.result or {}
+    ceilings = result.get("ceilings") or {}
+    copy_gbps = ceilings.get("copy_gbps")
+    if not isinstance(copy_gbps, (int, float)) or copy_gbps <= 0:
+        return None
+    measure = problem_measure(submission.exercise.problem)
+    field, label = _COMPUTE_ROOFS.get(measure.compute_unit, _COMPUTE_ROOFS["fp32"])
+    roof = ceilings.get(field)
+    roof = float(roof) if isinstance(roof, (int, float)) and roof > 0 else None
+    benchmarks = [
+        b
+        for b in result.get("benchmarks") or []
+        if (b.get("flops") or 0) > 0 and (b.get("bytes_moved") or 0) > 0 and (b.get("tflops") or 0) > 0
+    ]
+    if not benchmarks:
+        return None
+    size = "bytes_moved" if benchmarks[0].get("unit") == Unit.GBPS else "flops"
+    headline = max(range(len(benchmarks)), key=lambda i: benchmarks[i].get(size) or 0)
+    shapes = tuple(
+        charts.RooflineShape(
+            label=_shape_label(b.get("sizes") or {}, measure.size_names),
+            intensity=b["flops"] / b["bytes_moved"],
+            tflops=b["tflops"],
+            baseline_tflops=b.get("baseline_tflops") or None,
+            headline=i == headline,
+        )
+        for i, b in enumerate(benchmarks)
+    )
+    return charts.Roofline(
+        copy_gbps=float(copy_gbps), roof_tflops=roof, roof_label=label, shapes=shapes, baseline=measure.baseline
+    )
+
+
+@dataclass(frozen=True)
+class RooflineView:
+    chart: object  # SafeString: the SVG pair
+    caption: str
+
+
+def roofline_view(submission: Submission) -> RooflineView | None:
+    roofline = roofline_of(submission)
+    if roofline is None:
+        return None
+    telemetry = (submission.result or {}).get("telemetry") or {}
+    gpu = telemetry.get("gpu_name") or submission.gpu_name or submission.gpu_kind.upper()
+    chart = charts.roofline_chart(
+        roofline,
+        chart_id=f"roofline-{submission.public_id}",
+        title=f"This kernel on the roofline of the {gpu} that judged it",
+        desc="TFLOP/s against FLOP per byte, both on log scales; the dot is your kernel, the square the library.",
+    )
+    return RooflineView(chart=chart, caption=charts.roofline_caption(roofline))
 
 
 # --- Profiles (issue 43) ---------------------------------------------------------------------------

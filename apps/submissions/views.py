@@ -150,6 +150,9 @@ def _detail_context(submission) -> dict:
         "kernels_from_gpu": bool(result.get("kernels")),
         # Why is it slow (issue 43): the profile section, once a profile was recorded; None for older results.
         "profile": selectors.profile_view(submission) if submission.is_finished else None,
+        # The kernel's point on the roofline of the GPU that judged it (issue 43): from the result alone; None for
+        # results without the worker's ceilings.
+        "roofline": selectors.roofline_view(submission) if submission.is_finished else None,
     }
 
 

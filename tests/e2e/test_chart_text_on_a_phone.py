@@ -5,6 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.pages import sign_in
+from tests.submissions.test_roofline import judged_with_ceilings
 from tests.submissions.test_views import judged, locked_exercise, subscriber  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,6 +33,24 @@ def test_chart_labels_stay_legible(browser, live_server, locked_exercise, subscr
     sizes = page.evaluate(TEXT_SIZES)
     assert len(sizes) >= 4, sizes
     assert all(variant in size["variant"] for size in sizes), sizes  # one drawing of each chart shows
+    small = [size for size in sizes if size["px"] < 10]
+    assert not small, small
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    context.close()
+
+
+@pytest.mark.parametrize("width, variant", [(390, "chart--narrow"), (1280, "chart--wide")])
+def test_the_roofline_on_the_report_stays_legible(browser, live_server, locked_exercise, subscriber, width, variant):  # noqa: F811
+    """Issue 43: the report's roofline (axes, roofs, ridge, the labelled points, the legend) on a 390 px phone."""
+    submission = judged_with_ceilings(subscriber, locked_exercise, pct=41.0)
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    sign_in(page, live_server.url, subscriber.email)
+    page.goto(f"{live_server.url}/submissions/{submission.public_id}/")
+    expect(page.locator(".submission-roofline svg[role=img]:visible")).to_be_visible()
+    sizes = page.evaluate(TEXT_SIZES)
+    assert len(sizes) >= 10, sizes
+    assert all(variant in size["variant"] for size in sizes), sizes
     small = [size for size in sizes if size["px"] < 10]
     assert not small, small
     assert page.evaluate("document.documentElement.scrollWidth") <= width
