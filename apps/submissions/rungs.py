@@ -19,6 +19,9 @@ from django.urls import reverse
 _STEP_PREFIX = re.compile(r"^Step\s+\d+\s*[-–:]\s*")
 # A header line that opens a paragraph of its own: "Change versus 06:", "Prediction:", "Plan:", "AUTOTUNE-RESULT:".
 _LABELLED = re.compile(r"^[A-Z][^.:]{0,60}:\s")
+# A header line that is a command for whoever works in the repository ("python -m kernels bench FILE ..."): code,
+# shown in the source listing, not prose for the reader's notes.
+_COMMAND = re.compile(r"^python3?\s+-m\s")
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class Rung:
         what was measured, each where the author labelled it."""
         paragraphs: list[list[str]] = []
         for line in self.header[1:]:
-            if not line:
+            if not line or _COMMAND.match(line):
                 continue
             if not paragraphs or _LABELLED.match(line):
                 paragraphs.append([])

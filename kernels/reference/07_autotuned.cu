@@ -1,6 +1,6 @@
 // Step 07 - autotuned block and thread tiles.
 // Change versus 06: the same kernel, but BM, BN, BK (block tile) and TM, TN (thread tile) are chosen by measuring
-// every valid combination at 4096^3 on the target GPU (kernels/reference/autotune.py, which rewrites the plan
+// every valid combination at 4096^3 on the target GPU (a tuner that times each one and rewrites the plan
 // below). The best tile trades registers (TM*TN accumulators), occupancy (threads and shared memory per block),
 // the number of loads per FFMA and the wave count over 132 SMs, which is hard to predict by hand.
 // Prediction: a few percent to ~10% over 06 (~80% of cuBLAS).

@@ -11,7 +11,7 @@
 // only after tile k's math: their latency hides behind 1024 FFMAs per lane instead of stalling the block. That is
 // what lets one block of 8 warps (231 registers, so 1 block per SM) run the large 128 x 256 tile, which reads half
 // as many bytes per FLOP from L2 as 128 x 128.
-// Measured (BENCHMARKS.md): without PREFETCH the best plan (128 x 128, 8 warps of 64 x 32, 2 blocks per SM) reaches
+// Measured: without PREFETCH the best plan (128 x 128, 8 warps of 64 x 32, 2 blocks per SM) reaches
 // ~80% of cuBLAS and this 128 x 256 plan 61%; with it, 92-93%. Prediction was ~85%.
 
 template <int BM, int BN, int BK, int WM, int WN, bool PREFETCH, bool VEC>

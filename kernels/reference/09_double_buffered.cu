@@ -7,7 +7,7 @@
 // The plan: 4 warps of 128 x 32 (16 x 8 outputs per lane, 128 accumulators, as in step 08) per 128 x 128 block, and
 // 2 blocks per SM, so one block's barrier wait is covered by the other block's FFMAs.
 // Prediction: ~85-90% of cuBLAS; FFMA issue (FFMA is ~85% of the main loop's instructions in SASS) and barrier
-// stalls are what remains. Measured (BENCHMARKS.md): 88.9%, below step 08's register prefetch (92.6%); at 08's own
+// stalls are what remains. Measured: 88.9%, below step 08's register prefetch (92.6%); at 08's own
 // 128 x 256 tile this ring reaches 82.7%, and 3 to 6 stages measure the same. Copying A with 4-byte cp.async to
 // transpose it costs 4 copies per thread per tile where 08 issues one 16-byte load and 4 shared stores.
 

@@ -34,17 +34,17 @@
 // after the current tile's last (empty) groups, exactly as a fresh block's prologue would.
 // Plan: 128 x 256 block tile, 256 threads, 4 stages of 48 KB + 1 KB slack, 1 block per SM, grid
 // min(SMS, cdiv(M, 128) * cdiv(N, 256)) (132 on an H200 at 4096^2: 512 tiles, 3.9 per block).
-// Why 128 x 256 and not 256 x 128 (the tile this rung first ran, as step 12 does): the hgemm sweep
-// (kernels/reference/sweeps/hgemm.toml, this code with blocks per SM as a parameter) timed both. A stage is the
+// Why 128 x 256 and not 256 x 128 (the tile this rung first ran, as step 12 does): a sweep of variants
+// (this code with the tile and blocks per SM as parameters) timed both. A stage is the
 // same 48 KB either way (16 KB of A + 32 KB of B instead of 32 + 16), as are the tile count and C's bytes per
 // tile; 128 x 256 holds it with half the threads (256, not 512: 8 warps meet at each k step's barrier instead of
 // 16, each thread issues 12 copies a stage instead of 6), and each byte of B in a stage is read from shared memory by
 // 2 warpgroups instead of 4. The sweep measured only the times, so which of these differences pays is not known.
-// Measured on the H200 (2026-12-04, the sweep, `python3 -m kernels.tools.sweep kernels/reference/sweeps/hgemm.toml`,
+// Measured on the H200 (2026-12-04, the sweep,
 // one second of timed rounds; baseline the fastest of cuBLAS GemmEx and cuBLASLt's top algorithms, cuBLASLt's
 // heuristic #4 at about 0.2018 ms at 4096^3, GemmEx 0.2250 ms): 4096^3 0.2269 ms, 89.3% of the baseline, 77.9%
 // of the FP16 tensor roofline; the 256 x 128 tile in the same run 0.2476 ms, 81.9%.
-// Earlier (2026-12-03, kernels/BENCHMARKS.md, the rung judged alone, baseline cuBLAS GemmEx alone at 0.224 ms):
+// Earlier (2026-12-03, the rung judged alone, baseline cuBLAS GemmEx alone at 0.224 ms):
 // the 256 x 128 tile 0.248 ms, 90.3% of that baseline; step 12 87.6%.
 #include <cuda_fp16.h>
 

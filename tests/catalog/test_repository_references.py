@@ -129,3 +129,15 @@ def test_every_rung_the_book_links_to_has_a_page(book):
     assert len(linked) >= 20  # the rungs a capsule discusses are links, not file names
     missing = sorted(f"{problem}/{step}" for problem, step in linked if rungs.rung_get(problem, step) is None)
     assert missing == []
+
+
+def test_the_rung_pages_notes_name_nothing_of_the_repository():
+    # A rung's page shows its header comment as prose ("what it changes", what it measured): the same rule holds
+    # there. Commands for whoever works in the repository stay in the source listing, out of the notes.
+    found = [
+        (str(rung), kind, match)
+        for rung in rungs.rungs_all()
+        for note in [rung.title, *rung.notes]
+        for kind, match in repository_references(note)
+    ]
+    assert found == []

@@ -13,7 +13,7 @@
 // and written again by the softmax, read once by the weighted sum (20 bytes per score: 5.4 GB per head at
 // seq 16384), and each stage-1 and stage-3 FMA costs a shared-memory load or two. A few TFLOP/s, a few per cent
 // of SDPA; causal no faster than non-causal (the masked half is still computed).
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), head_dim 128: 62.0 ms at
+// Measured on the H200 through the judge (2026-12-03), head_dim 128: 62.0 ms at
 // 4 x 16 x 4096 and 126.7 ms at 1 x 8 x 16384, causal or not (all of S is computed and written, then masked):
 // 8.9 / 8.7 TFLOP/s non-causal, 1.3% of PyTorch SDPA (cuDNN). The 4 GiB and 8 GiB of scores, written and read
 // twice, take most of that time.

@@ -17,7 +17,7 @@
 // cdiv(seq, 64) times, mostly from L2); the bound is now FP32 FMAs fed from shared memory (about one shared load
 // per two FMAs): 10-20 TFLOP/s, roughly 10x step 01 and still a few per cent of SDPA's tensor cores.
 // Causal about twice as fast as non-causal in time (half the tiles).
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), head_dim 128, against PyTorch SDPA
+// Measured on the H200 through the judge (2026-12-03), head_dim 128, against PyTorch SDPA
 // (its fastest backend there: cuDNN): 4 x 16 x 4096 20.46 ms, 26.9 TFLOP/s (causal 10.78 ms, 25.5), 4.0% (4.4%);
 // 1 x 8 x 16384 41.04 ms, 26.8 TFLOP/s (causal 22.41 ms, 24.5), 4.1% (4.6%). FP32 FMAs, as predicted far from
 // the tensor cores; one block per query row re-reads every key.

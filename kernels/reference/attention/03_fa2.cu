@@ -19,7 +19,7 @@
 // Prediction: tensor cores instead of FP32 FMAs: 250-350 TFLOP/s at head_dim 128 (FA2 itself reaches about 35%
 // of the H100's dense BF16 peak with mma.sync; no wgmma, no warp specialisation yet), 60-80% of SDPA's best
 // backend at seq 16384; causal a little less efficient than non-causal (the diagonal tile and the imbalance).
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), head_dim 128, against PyTorch SDPA,
+// Measured on the H200 through the judge (2026-12-03), head_dim 128, against PyTorch SDPA,
 // whose fastest backend there is cuDNN's Hopper kernel (676-694 TFLOP/s non-causal): 4 x 16 x 4096 2.650 ms,
 // 207.5 TFLOP/s (causal 1.395 ms, 197.0), 30.7% of SDPA (48.1%); 1 x 8 x 16384 5.230 ms, 210.2 TFLOP/s (causal
 // 2.577 ms, 213.3), 30.3% (42.3%). Within the predicted range in TFLOP/s, but the baseline is a wgmma kernel,

@@ -28,7 +28,7 @@
 // memory: Q (128 x head_dim) and 3 x (K, V) tiles of 128 x head_dim BF16, 224 KB at head_dim 128.
 // Prediction: about 2x step 03 from wgmma's rate and the doubled rows per K/V tile, 400-450 TFLOP/s; the rest
 // from hiding the exponentials behind the products.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), against PyTorch SDPA, whose fastest
+// Measured on the H200 through the judge (2026-12-03), against PyTorch SDPA, whose fastest
 // backend there is cuDNN; TFLOP/s at 4 x 16 x 4096 and 1 x 8 x 16384, head_dim 128 (non-causal / causal):
 //   <3, true> (the plan):          640 / 556 and 682 / 673 TFLOP/s: 94.9% / 97.2% and 98.6% / 129.4% of SDPA
 //   (cuDNN's causal times vary from run to run by up to a third; its non-causal ones within 1.5%)

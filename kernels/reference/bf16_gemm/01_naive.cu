@@ -8,7 +8,7 @@
 // value is rounded to BF16 (round to nearest even). No shared memory, no reuse, no tensor cores: every multiply-add
 // waits on loads that the caches mostly serve. Prediction: well under 1% of cuBLAS, whose BF16 tensor-core GEMM is
 // hundreds of times faster than FP32 FMAs fed from L1/L2.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md):
+// Measured on the H200 through the judge (2026-12-03):
 //   4096^3 27.0 ms, 5.1 TFLOP/s, 0.7% of cuBLAS; 8192^3 240 ms, 4.6 TFLOP/s, 0.6%.
 #include <cuda_bf16.h>
 

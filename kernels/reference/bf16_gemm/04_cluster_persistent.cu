@@ -39,7 +39,7 @@
 // should the GPU hold fewer than 66 such pairs at once, the rest would start late: a tail the timing would show).
 // Prediction: the main loop runs as in 03 with a third less L2 traffic, and the gaps between tiles shrink: 95-105%
 // of cuBLAS at 4096^3 and 8192^3.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), cuBLAS BF16 GemmEx beside it:
+// Measured on the H200 through the judge (2026-12-03), cuBLAS BF16 GemmEx beside it:
 //   staged epilogue <4, 8, true>:  4096^3 0.197 ms, 698 TFLOP/s, 94.7% of cuBLAS; 8192^3 1.435 ms, 766 TFLOP/s, 98.9%
 //   direct epilogue <4, 8, false>: 4096^3 0.206 ms, 666 TFLOP/s, 90.1%;           8192^3 1.467 ms, 750 TFLOP/s, 96.7%
 //   raster groups of 4 or 16 pair rows instead of 8: within 1% of the same epilogue with 8.

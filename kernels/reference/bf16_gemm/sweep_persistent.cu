@@ -29,7 +29,7 @@
 //       drops writes outside it; a box wholly outside C is neither loaded nor stored. The price: BM x BN x 2 bytes
 //       of shared memory (64 KB at 128 x 256), so the ring has one stage fewer.
 // Left out (too much new code for the time, or measured already): ping-pong consumers (one warpgroup per 128 x 128
-// tile, turns at the tensor cores: measured 77.9% / 79.2% of cuBLAS as rung 05, BENCHMARKS.md; 128 x 128 tiles
+// tile, turns at the tensor cores: measured 77.9% / 79.2% of cuBLAS as rung 05; 128 x 128 tiles
 // read twice the L2 bytes per product), 2 x 2 clusters, a raster that walks rows of tiles.
 #include <cuda_bf16.h>
 

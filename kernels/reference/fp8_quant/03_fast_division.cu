@@ -31,11 +31,11 @@
 // thread's four pieces are all computed before the four stores.
 // Registers: uncapped, the unrolled corrections take 77 registers (3 blocks of 256 per SM); __launch_bounds__(256, 5)
 // caps them at 48 without spills, so 5 blocks (40 warps, 80 KB of x in flight) per SM, as step 02.
-// Measured on the H200 through the judge (2026-12-04, kernels/BENCHMARKS.md, issue 30's sweep) as the sweep's
+// Measured on the H200 through the judge (2026-12-04, a sweep of variants) as the sweep's
 //  `fastdiv` variant, the same per-element arithmetic inside the sweep template (which also keeps a row loop and
 //  a few index computations this file drops): 8192 x 8192: 0.0565 ms, 84.9% of the copy roofline (one second of
 //  timed rounds; relative standard error 3.7%); step 02 in the same run 0.0634 ms, 75.6%. This file judged as a
-//  file (`python3 -m kernels.tools.ladder --time-budget 1 ...`, 2026-12-04, evening): 0.056 ms, 84.7% of the copy
+//  file (one second of timed rounds, 2026-12-04, evening): 0.056 ms, 84.7% of the copy
 //  bandwidth (relative standard error 8.4% after 3 rounds: flagged noisy).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>

@@ -11,10 +11,10 @@
 // together: every block's first loads wait on DRAM at the same time, and an SM's last block ends alone. A persistent
 // block issues its next tile's loads as soon as its previous tile's sums are stored, so an SM's load queue stays
 // full across tile boundaries; the deeper per-warp pipeline makes up for the fewer warps. The sweep of this family
-// (gemv/sweep.toml) also tried 32 and 64 rows per block, 4 and 16 warps, whole rows per warp, 4 or 8 chunks without
+// also tried 32 and 64 rows per block, 4 and 16 warps, whole rows per warp, 4 or 8 chunks without
 // the persistent grid and no prefetch hint; none was faster.
-// Measured on the H200 through the judge as the sweep's variant persist_w8_u4 (2026-12-05, kernels/BENCHMARKS.md,
-//  issue 30), not yet as this file: 8192 x 8192 x 1 / x 8: 0.0395 / 0.0400 ms, 80.9% / 80.0% of the copy roofline
+// Measured on the H200 through the judge as the sweep's variant persist_w8_u4 (2026-12-05), not yet as this
+// file: 8192 x 8192 x 1 / x 8: 0.0395 / 0.0400 ms, 80.9% / 80.0% of the copy roofline
 //  (1 s of timed rounds), and 0.0393 / 0.0399 ms, 81.3% / 80.3% (6 s); step 03 in the same runs 80.0 / 78.9% and
 //  79.8 / 79.2%. The judge flags every one of these medians noisy (relative standard error of the median
 //  3.5-8.7%): the gain over step 03 is about 1 point and the margin over the 80% mark 0-1.3 points. This file is

@@ -21,7 +21,7 @@
 // ~25 KB per SM that Little's law asks for at ~800 ns of latency. The workspace round trip
 // (520 bytes per split and head, written and read) adds ~1.5% to the bytes; blocks past a short sequence's
 // context exit at once (half the grid at max_pages = 1024).
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md): 0.620, 0.623 and 0.331 ms at 64,
+// Measured on the H200 through the judge (2026-12-03): 0.620, 0.623 and 0.331 ms at 64,
 // 128 and 256 sequences: 3466, 3449 and 3257 GB/s, 82.0%, 81.6% and 77.1% of the copy roofline (5.7 to 6.1x the
 // PyTorch baseline). The short contexts of the third shape fall short: a warp has nothing in flight between two of
 // its pages (step 03).

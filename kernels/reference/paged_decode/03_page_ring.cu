@@ -15,7 +15,7 @@
 // Plan: as 02 (launch 1 grid (cdiv(max_pages, 32), kv_heads * cdiv(G, 4), num_seqs), 128 threads, now with 64 KB of
 // dynamic shared memory; launch 2 combines the splits).
 // Prediction: the gaps between a warp's pages closed: from 77-82% to about 90% of the copy roofline.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md), % of the copy roofline (02 beside):
+// Measured on the H200 through the judge (2026-12-03), % of the copy roofline (02 beside):
 //   64 sequences, 524288 tokens in all: 0.529 ms, 4058 GB/s, 97.4% (02: 82.0%); 128 sequences, 524288 tokens:
 //   0.526 ms, 98.2% (81.6%); 256 sequences, 262144 tokens: 0.277 ms, 3898 GB/s, 93.6% (77.1%).
 //   Not kept: 02 with only the evict-first hint (81.4 / 80.8 / 75.4%: the hint alone is not the gain); rings of

@@ -8,7 +8,7 @@
 // Prediction: 25-35% of the copy bandwidth: y crosses DRAM three times and x once (4 x 4 bytes per element where
 // 8 are needed), Hillis-Steele does log2(1024) = 10 additions per element where 1 suffices, each step waits at two
 // barriers, and the middle launch is one block (out of 132 SMs) walking over N / 1024 totals.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md): 268435456: 3.313 ms, 648 GB/s, 15.3% of
+// Measured on the H200 through the judge (2026-12-03): 268435456: 3.313 ms, 648 GB/s, 15.3% of
 //  the copy roofline, 25.3% of the baseline.
 
 // Inclusive scan of buf[0..THREADS) in place; every thread holds one element. Returns this thread's prefix.

@@ -16,7 +16,7 @@
 // 1 us / 600 ns 0.6653-0.6719 ms. The cost: a tile whose predecessors are all done already waits ~2 us for
 // nothing, time the other resident blocks' loads can fill. __nanosleep's duration is approximate (PTX: within
 // [0, 2t]).
-// Measured on the H200 through the judge (2026-12-05, kernels/BENCHMARKS.md, issue 30's sweep, variant
+// Measured on the H200 through the judge (2026-12-05, a sweep of variants, variant
 //  cub_sleep_longer, the same machine code as this file): 0.6292 ms, 80.6% of the copy roofline, 132.6% of CUB
 //  (1 s of timed rounds), and 0.6310 ms, 81.1%, 131.4% (6 s); rung 03 in the same runs 0.7157 / 0.7182 ms,
 //  70.8% / 71.2%.

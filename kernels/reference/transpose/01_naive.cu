@@ -4,7 +4,7 @@
 // 128-byte line: coalesced) but write 32 floats M apart, one per output row: each store instruction touches 32
 // different lines and DRAM moves a 32-byte sector for every 4 useful bytes. Prediction: reads near copy speed,
 // writes at about an eighth of it: 25-35% of the copy bandwidth overall.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md): 8192 x 8192: 0.992 ms, 541 GB/s, 12.8%
+// Measured on the H200 through the judge (2026-12-03): 8192 x 8192: 0.992 ms, 541 GB/s, 12.8%
 //  of the copy roofline, 14.3% of the baseline.
 
 extern "C" __global__ void transpose_naive(int M, int N, const float* __restrict__ in, float* __restrict__ out) {

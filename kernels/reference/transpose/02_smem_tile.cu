@@ -9,7 +9,7 @@
 // spreads over all 32 banks. Each thread moves 4 elements (rows ty, ty + 8, ...), so 4 independent loads are in
 // flight per thread before the barrier. Prediction: 70-85% of the copy bandwidth; what is left is bytes in
 // flight (16 per thread) and the block-wide barrier between the read and the write phase.
-// Measured on the H200 through the judge (2026-12-03, kernels/BENCHMARKS.md): 8192 x 8192: 0.167 ms, 3206 GB/s, 75.9%
+// Measured on the H200 through the judge (2026-12-03): 8192 x 8192: 0.167 ms, 3206 GB/s, 75.9%
 //  of the copy roofline, 85.1% of the baseline.
 
 template <int TILE, int ROWS>
