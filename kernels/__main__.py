@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import sys
 from pathlib import Path
 
@@ -22,8 +23,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return selftest.main(args)
     source = Path(args.file).read_text()
-    language = "triton" if args.file.endswith(".py") else "cuda"  # a Triton submission is a .py file (issue 46)
-    compiled = compiler.compile_submission(source, args.problem, args.arch, language=language)
+    if args.command == "bench" and args.compiled:
+        compiled = _load_compiled(Path(args.compiled), source, args.problem)
+    else:
+        language = "triton" if args.file.endswith(".py") else "cuda"  # a Triton submission is a .py file (issue 46)
+        compiled = compiler.compile_submission(source, args.problem, args.arch, language=language)
+    if args.command == "check" and args.save:
+        Path(args.save).write_text(compiled.to_json())
     if args.command == "check" or not compiled.ok:
         shown = [dataclasses.replace(k, cubin=b"") for k in compiled.triton_kernels]
         _emit(dataclasses.replace(compiled, cubin=b"", triton_kernels=shown), args.json, _format_compile)
@@ -56,7 +62,19 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--problem", required=True, choices=problems.available())
         cmd.add_argument("--arch", default=compiler.DEFAULT_ARCH, choices=compiler.SUPPORTED_ARCHS)
         cmd.add_argument("--json", action="store_true", help="print the result schema as JSON")
+        if name == "check":
+            cmd.add_argument(
+                "--save",
+                metavar="JSON",
+                help="also write the whole CompileResult (cubins included) for `bench --compiled`",
+            )
         if name == "bench":
+            cmd.add_argument(
+                "--compiled",
+                metavar="JSON",
+                help="judge what `check --save` wrote on a compile node instead of compiling here (a GPU node without "
+                "the compile stage's pinned Triton); FILE must be the source it was compiled from",
+            )
             cmd.add_argument("--seed", type=int, default=None, help="input seed (default: fresh random)")
             cmd.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of the GPU run, seconds")
             cmd.add_argument(
@@ -69,6 +87,15 @@ def _parser() -> argparse.ArgumentParser:
         "--baselines-only", action="store_true", help="only the fastest-library-way check of the baselines"
     )
     return parser
+
+
+def _load_compiled(path: Path, source: str, problem: str) -> CompileResult:
+    """A compile node's result, as the GPU stage gets it from the database: refused unless it is FILE's, for PROBLEM."""
+    compiled = CompileResult.from_json(path.read_text())
+    sha = hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest()
+    if compiled.source_sha256 != sha or compiled.problem != problem:
+        raise SystemExit(f"{path} was compiled from another source or for another problem than the one named")
+    return compiled
 
 
 def _emit(result, as_json: bool, formatter) -> None:

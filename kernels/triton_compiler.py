@@ -60,6 +60,16 @@ _SYMBOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 _SCRATCH_PARAMS = ("global_scratch", "profile_scratch")
 
 
+# The minor version this module is written against (pyproject's `judge` extra pins it): its stage hook, cache key
+# and make_cubin. A node with another Triton (the GPU image's own, say) judges what a compile node built instead.
+PINNED_MINOR = "3.9"
+
+
+def compiles_here() -> bool:
+    """Whether this machine's Triton is the pinned minor version, so that its compile stage can run here."""
+    return triton_version().startswith(PINNED_MINOR + ".")
+
+
 def triton_version() -> str:
     """The installed Triton's version, without importing it (the parent never does)."""
     try:

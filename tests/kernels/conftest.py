@@ -3,12 +3,16 @@ suite runs in several processes: they run in one (GPU_TESTS_IN_ONE_PROCESS below
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 import pytest
 
+from kernels import compiler, triton_compiler
+from kernels.compiler import DEFAULT_ARCH
 from kernels.judge import gpu_present
+from kernels.results import CompileResult
 
 HERE = Path(__file__).parent
 BAD = HERE / "bad"
@@ -52,6 +56,30 @@ def gpu_judge():
     assert error is None, error
     yield judge
     judge.close()
+
+
+# What a compile node built, for a GPU node whose Triton is not the pinned one (the GPU image carries its own):
+# tests/kernels/precompile_triton.py writes it, and the device call carries this folder (it is not committed).
+PRECOMPILED = HERE / "precompiled"
+
+
+def precompiled_path(source: str, problem: str, arch: str) -> Path:
+    sha = hashlib.sha256(source.encode()).hexdigest()[:20]
+    return PRECOMPILED / f"{problem}-{arch}-{sha}.json"
+
+
+def compile_triton_source(source: str, problem: str, arch: str = DEFAULT_ARCH) -> CompileResult:
+    """The Triton compile stage's result for a GPU test: compiled here where the pinned Triton is installed, else
+    what a compile node wrote for this exact source, problem and architecture (skipped if it wrote none)."""
+    if triton_compiler.compiles_here():
+        return compiler.compile_submission(source, problem, arch, language="triton")
+    path = precompiled_path(source, problem, arch)
+    if not path.exists():
+        pytest.skip(
+            f"Triton {triton_compiler.triton_version()} is not {triton_compiler.PINNED_MINOR}: run "
+            f"tests/kernels/precompile_triton.py on a compile node and carry {PRECOMPILED.name}/"
+        )
+    return CompileResult.from_json(path.read_text())
 
 
 def read(path: Path) -> str:

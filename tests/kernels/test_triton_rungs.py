@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from kernels import compiler, confine, problems, triton_compiler, triton_source
+from kernels import confine, problems, triton_compiler, triton_source
 from kernels import plan as plan_mod
 from kernels.judge import JudgeOptions
 from kernels.results import Verdict
 from kernels.tools.ladder import LADDER, REFERENCE_DIR
+
+from .conftest import compile_triton_source
 
 ARCH = "sm_90a"
 MAX_SHARED = plan_mod.MAX_SHARED_BYTES_BY_ARCH[ARCH]
@@ -63,7 +65,7 @@ def compiled():
 
     def get(rung: str):
         if rung not in cache:
-            cache[rung] = compiler.compile_submission(source_of(rung), problem_of(rung), ARCH, language="triton")
+            cache[rung] = compile_triton_source(source_of(rung), problem_of(rung), ARCH)
         return cache[rung]
 
     return get
