@@ -131,6 +131,8 @@ _DENIED_CALLS = (
 _CUDA_DRIVER_CALLS = ("socket", "bind", "listen")
 # Of those, what a child that executes files (Access.execute) needs: a new process, and execve in it.
 _PROCESS_CALLS = ("fork", "vfork", "execve")
+# Of those, what a child with `Access.local_sockets` may also do on its (Unix-only) sockets.
+_LOCAL_SOCKET_CALLS = ("connect", "accept", "accept4", "sendto", "sendmsg", "sendmmsg")
 _CLONE_THREAD = 0x00010000
 _AF_UNIX = 1
 
@@ -244,6 +246,9 @@ class Access:
     # default: nothing executes (seccomp refuses fork and execve). Not empty: fork, vfork, clone and execve are
     # allowed, and Landlock's EXECUTE right is given to these files only (the folders of `read` lose it).
     execute: tuple[str, ...] = ()
+    # The profile child (issue 43): ncu and the library it injects into its target talk over a local socket. With
+    # `cuda_driver` a socket can only be a Unix one; this lets the child connect, accept and send on it as well.
+    local_sockets: bool = False
 
     @classmethod
     def for_code(cls, modules: tuple[str, ...] = ()) -> Access:
@@ -277,6 +282,11 @@ class Access:
             devices=self.devices + _existing(*devices),
             execute=self.execute + _existing(*execute),
         )
+
+    def with_local_sockets(self) -> Access:
+        if not self.cuda_driver:
+            raise ValueError("local sockets are given only beside the CUDA driver's Unix-only socket rule")
+        return dataclasses.replace(self, local_sockets=True)
 
     def for_gpu(self) -> Access:
         """Plus what CUDA's driver opens: /dev/nvidia*, the GPU's description in /sys and /proc/driver."""
@@ -334,7 +344,8 @@ def apply(confinement: Confinement) -> None:
     if found.landlock_abi:
         _restrict_files(confinement.access, found.landlock_abi)
     if found.seccomp:
-        _filter_calls(confinement.access.cuda_driver, may_execute=bool(confinement.access.execute))
+        access = confinement.access
+        _filter_calls(access.cuda_driver, may_execute=bool(access.execute), local_sockets=access.local_sockets)
     _drop_capabilities()  # last: the filters above are installed with no_new_privs, which needs no capability
     if confinement.enforce and not found.confined:
         raise SandboxUnavailable(found.summary())
@@ -366,8 +377,9 @@ def _restrict_files(access: Access, abi: int) -> None:
     file_rights = FSAccess.all_file()
     for path in access.read:
         ruleset.allow(path, rules=read if os.path.isdir(path) else read & file_rights)
-    for path in access.execute:
-        ruleset.allow(path, rules=FSAccess.READ_FILE | FSAccess.EXECUTE)
+    for path in access.execute:  # a folder (ncu's install folder): every file beneath it
+        executing = FSAccess.READ_FILE | FSAccess.EXECUTE
+        ruleset.allow(path, rules=executing | FSAccess.READ_DIR if os.path.isdir(path) else executing)
     # Nor anything the child writes (a program copied into its scratch folder), where it may execute at all.
     written = handled & ~FSAccess.EXECUTE if access.execute else handled
     for path in access.write:
@@ -392,7 +404,7 @@ def _own_proc_rights(cuda_driver: bool):
     return FSAccess.READ_FILE | FSAccess.READ_DIR
 
 
-def _filter_calls(cuda_driver: bool, may_execute: bool = False) -> None:
+def _filter_calls(cuda_driver: bool, may_execute: bool = False, local_sockets: bool = False) -> None:
     """`may_execute`: a child whose Access names files to execute (Triton's ptxas child) may start processes and
     execve; Landlock then decides which files (only those), and everything else denied here stays denied (execveat
     too: no exec of a descriptor)."""
@@ -404,6 +416,8 @@ def _filter_calls(cuda_driver: bool, may_execute: bool = False) -> None:
         if cuda_driver and name in _CUDA_DRIVER_CALLS:
             continue
         if may_execute and name in _PROCESS_CALLS:
+            continue
+        if local_sockets and name in _LOCAL_SOCKET_CALLS:
             continue
         calls.add_rule(denied, name)
     if cuda_driver:  # a Unix socket only: no network

@@ -129,11 +129,16 @@ def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:
     )
 
 
-def ncu_command(ncu: str, *, report: str, kernel_regex: str, metrics: list[str], program: list[str]) -> list[str]:
-    """The command line of one profile: one launch of the chosen kernel, the sections above plus the rules'
-    metrics, the source imported into the report, written to `report` (.ncu-rep)."""
-    command = [ncu, "--export", report, "--force-overwrite", "--target-processes", "all"]
-    command += ["--kernel-name", f"regex:{kernel_regex}", "--launch-count", "1", "--import-source", "yes"]
+def ncu_command(
+    ncu: str, *, report: str, kernel_regex: str, launch_count: int, metrics: list[str], program: list[str]
+) -> list[str]:
+    """The command line of one profile: each of the plan's `launch_count` launches of the reader's kernels (matched
+    by their symbols, `kernel_regex`), the sections above plus the rules' metrics, the source imported into the
+    report, written to `report` (.ncu-rep). The clocks are left as the GPU runs them (`--clock-control none`), as
+    the judge's timings are."""
+    command = [ncu, "--export", report, "--force-overwrite", "--target-processes", "all", "--clock-control", "none"]
+    command += ["--kernel-name-base", "mangled", "--kernel-name", f"regex:{kernel_regex}"]
+    command += ["--launch-count", str(launch_count), "--import-source", "yes"]
     for section in NCU_SECTIONS:
         command += ["--section", section]
     if metrics:

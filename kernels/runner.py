@@ -67,7 +67,7 @@ def judge_job(job: GpuJob) -> JudgeResult:
         ctx = gpu.context()
         _check_arch(job.arch, ctx)
         launches = [plan_mod.Launch.from_dict(d) for d in job.plan]
-        kernels = _load(job, problem, launches, ctx, result)
+        kernels = load_kernels(job, problem, launches, ctx, result)
         clock.lap("load")
         offsets = problem.misaligned_offsets()
         for shape in problem.tests:
@@ -152,7 +152,11 @@ class LoadedKernel:
     triton: triton_launch.TritonCall | None = None  # a Triton build: launched with Triton's convention (issue 46)
 
 
-def _load(job: GpuJob, problem: Problem, launches, ctx: gpu.GpuContext, result: JudgeResult) -> dict[str, LoadedKernel]:
+def load_kernels(
+    job: GpuJob, problem: Problem, launches, ctx: gpu.GpuContext, result: JudgeResult
+) -> dict[str, LoadedKernel]:
+    """The job's kernels loaded, their resources read into `result.kernels`, the plan fitted to them (the judged job
+    and the profile target, kernels/profile_target.py, load alike)."""
     if job.language == "triton":
         kernels = _load_triton(job, problem)
         result.kernels = [k.resources for k in kernels.values()]

@@ -120,3 +120,27 @@ def cuda_then_escapes(secret_path: str) -> dict:
         "fork": fork_bomb(),
         "environment": environment(),
     }
+
+
+def sockets(_payload=None) -> dict:
+    """What a child may do with sockets: a TCP connection to the worker's Redis, a UDP socket, and a Unix socket
+    it listens on and connects to itself (what ncu and its target do, issue 43)."""
+    import tempfile
+
+    tried = {"tcp": connect(("127.0.0.1", 6379))}
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close()
+        tried["udp"] = "made"
+    except OSError as exc:
+        tried["udp"] = f"refused: {exc.strerror}"
+    path = os.path.join(tempfile.gettempdir(), "s")
+    try:
+        with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as client:
+            server.bind(path)
+            server.listen(1)
+            client.connect(path)
+            client.sendall(b"x")
+            tried["unix"] = "connected"
+    except OSError as exc:
+        tried["unix"] = f"refused: {exc.strerror}"
+    return tried

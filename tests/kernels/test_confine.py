@@ -217,3 +217,22 @@ def test_the_same_source_compiles_to_the_same_cubin_wherever_its_child_ran():
     first, second = (compiler.compile_submission(source, "vector_add") for _ in range(2))
     assert first.cubin == second.cubin
     assert b"kernels-child-" not in first.cubin
+
+
+def test_sockets_stay_unix_only_and_a_profile_child_may_connect_on_them(canaries):
+    """A GPU child may make a Unix socket (CUDA's driver does) but not connect on it; the profile child (issue 43:
+    ncu and its target talk over one) may connect too. Neither reaches the network: no TCP, no UDP socket."""
+    from kernels import profile_child
+
+    def run(access):
+        outcome = sandbox.run_once(E + "sockets", None, 60, sandbox.Limits(), access)
+        assert outcome.status is sandbox.Status.OK, outcome.error or outcome.died_of
+        return outcome.value
+
+    gpu_child = run(gpu_child_access())
+    assert gpu_child["tcp"].startswith("refused") and gpu_child["udp"].startswith("refused")
+    assert gpu_child["unix"].startswith("refused")
+    ncu = shutil.which("sh")  # any executable stands for ncu here: what matters is the sockets' rule
+    profiling = run(profile_child.profile_access(ncu, ("tests.kernels.escapes",)))
+    assert profiling["tcp"].startswith("refused") and profiling["udp"].startswith("refused")
+    assert profiling["unix"] == "connected"

@@ -129,7 +129,9 @@ def test_states_for_nodes_without_ncu_or_counters():
 
 def test_ncu_command_collects_the_sections_and_the_rules_metrics():
     metrics = list(profile_findings.load().metrics.values())
-    command = profile_mod.ncu_command("ncu", report="/tmp/r", kernel_regex="sgemm", metrics=metrics, program=["py"])
+    command = profile_mod.ncu_command(
+        "ncu", report="/tmp/r", kernel_regex="sgemm", launch_count=1, metrics=metrics, program=["py"]
+    )
     for section in ("SpeedOfLight", "Occupancy", "WarpStateStats", "SourceCounters", "MemoryWorkloadAnalysis_Tables"):
         assert section in command
     assert command[-1] == "py" and ",".join(metrics) in command

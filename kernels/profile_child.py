@@ -1,0 +1,154 @@
+"""The profile child (issue 43): Nsight Compute's `ncu` running the profile target, inside the sandbox.
+
+A profile runs after the judged job, never inside it, in a child of its own (`sandbox.run_once`), started by the GPU
+worker while it holds the device lock alone. The child is confined like every child that touches reader input
+(kernels/confine.py), with what ncu needs on top, and nothing more:
+
+- **executing** ncu's own files (its install folder), the interpreter that runs the target, and the ELF
+  interpreter that loads them: `Access.execute`, so seccomp lets it fork and execve and Landlock gives EXECUTE to
+  those alone. The target (`python -I -m kernels.profile_target`) inherits the whole confinement: the same files,
+  the same refused calls, no capabilities;
+- **local sockets**: ncu and the library it injects into the target talk over a Unix socket (`Access.cuda_driver`
+  already lets a GPU child create, bind and listen on one; connecting is what a profile adds, still Unix only);
+- the child's scratch folder holds the job file, the report and ncu's own temporary files (TMPDIR).
+
+A kernel that hangs or crashes under replay ends this child only: ncu runs with a time limit, in the child's
+process group (the worker kills the group at its timeout), and the judgement is recorded already.
+
+The child answers plain data (`sandbox.Worker(plain_answers=True)`): ncu's exit status and last output, the
+report's bytes and its two exports as CSV text. The parent reads them (kernels/profile_report.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from kernels import confine
+from kernels import profile as profile_mod
+
+REPORT_NAME = "profile.ncu-rep"
+# ncu's output kept in the answer (its own lines and the target's), from the end.
+OUTPUT_TAIL_CHARS = 8 * 1024
+# A report larger than this is not kept (a source-counter report of one kernel is well under it).
+MAX_REPORT_BYTES = 64 << 20
+MAX_EXPORT_CHARS = 16 << 20
+
+
+@dataclass(frozen=True)
+class ProfileJob:
+    """What the child profiles: a compiled submission (CompileResult.to_dict()), the shape and seed of its one
+    run, and the ncu command's parts the parent chose (executable, kernels, metrics, time limit)."""
+
+    compiled: dict
+    sizes: dict[str, int]
+    seed: int
+    ncu: str
+    kernel_regex: str
+    launch_count: int
+    metrics: tuple[str, ...]
+    timeout_s: float
+
+
+def ncu_files(ncu: str) -> tuple[str, ...]:
+    """What executing `ncu` needs: the install folder of the real executable (ncu on PATH is often a link or a
+    shell script into it: then the shell too), as real paths."""
+    real = os.path.realpath(ncu)
+    files = [os.path.dirname(real)]
+    with open(real, "rb") as file:
+        head = file.read(128)
+    if head.startswith(b"#!"):
+        shell = head[2:].split(b"\n", 1)[0].strip().split()[0].decode()
+        files.append(os.path.realpath(shell))
+        files += [
+            os.path.realpath(p) for p in ("/usr/bin/dirname", "/usr/bin/readlink", "/bin/uname") if os.path.exists(p)
+        ]
+    return tuple(files)
+
+
+def profile_access(ncu: str, code: tuple[str, ...]) -> confine.Access:
+    """The profile child's rights: a GPU child's (its code, CUDA's files and device nodes), ncu's folder to read and
+    execute, the interpreter and ELF loader to execute (the target is a new interpreter), Unix sockets to connect."""
+    from kernels.triton_compiler import elf_interpreter
+
+    executable = os.path.realpath(sys.executable)
+    loader = elf_interpreter(executable)
+    files = ncu_files(ncu)
+    execute = (*files, executable, *([os.path.realpath(loader)] if loader else []))
+    access = confine.Access.for_code(("kernels.profile_target", *code)).for_gpu().plus(read=files, execute=execute)
+    return access.with_local_sockets()
+
+
+def profile_job(job: ProfileJob) -> dict:
+    """Child side: run ncu on the profile target, then export the report's raw metrics and its source view."""
+    scratch = tempfile.gettempdir()
+    target_job = os.path.join(scratch, "target.json")
+    with open(target_job, "w") as file:
+        json.dump({"compiled": job.compiled, "sizes": job.sizes, "seed": job.seed}, file)
+    report = os.path.join(scratch, REPORT_NAME)
+    program = [sys.executable, "-I", "-c", _TARGET_BOOT, json.dumps([p for p in sys.path if p]), target_job]
+    command = profile_mod.ncu_command(
+        job.ncu,
+        report=report,
+        kernel_regex=job.kernel_regex,
+        launch_count=job.launch_count,
+        metrics=list(job.metrics),
+        program=program,
+    )
+    ran = _run(command, job.timeout_s)
+    answer = {"ok": False, "returncode": ran.returncode, "output": ran.output[-OUTPUT_TAIL_CHARS:], "version": ""}
+    if ran.timed_out:
+        answer["output"] += f"\n[ncu ran past its {job.timeout_s:g} s and was stopped]"
+        return answer
+    if ran.returncode != 0 or not os.path.exists(report):
+        return answer
+    if os.path.getsize(report) > MAX_REPORT_BYTES:
+        answer["output"] += f"\n[the report is over {MAX_REPORT_BYTES >> 20} MB and was not kept]"
+        return answer
+    raw = _run([job.ncu, "--import", report, "--csv", "--page", "raw"], job.timeout_s)
+    source = _run(
+        [job.ncu, "--import", report, "--csv", "--page", "source", "--print-source", "sass,cuda"], job.timeout_s
+    )
+    version = _run([job.ncu, "--version"], 30)
+    with open(report, "rb") as file:
+        answer.update(
+            ok=raw.returncode == 0,
+            report=file.read(),
+            raw_csv=raw.output[:MAX_EXPORT_CHARS],
+            source_csv=source.output[:MAX_EXPORT_CHARS] if source.returncode == 0 else "",
+            source_error="" if source.returncode == 0 else source.output[-OUTPUT_TAIL_CHARS:],
+            version=version.output.strip().splitlines()[-1] if version.output.strip() else "",
+        )
+    return answer
+
+
+# The target's interpreter: the child's import path (as the sandbox boots its children), dying with ncu if ncu
+# ends first, then the target's main.
+_TARGET_BOOT = (
+    "import ctypes, json, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0); "
+    "sys.path[:] = json.loads(sys.argv[1]); from kernels.profile_target import main; sys.exit(main(sys.argv[2:]))"
+)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    returncode: int
+    output: str
+    timed_out: bool = False
+
+
+def _run(command: list[str], timeout_s: float) -> _Ran:
+    """One command, stdout and stderr together, in this child's process group: past `timeout_s` it is killed, and
+    whatever it started goes when the worker ends this child (it kills the group, kernels/sandbox.py)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+        return _Ran(-9, output.decode("utf-8", errors="replace"), timed_out=True)
+    return _Ran(process.returncode, output.decode("utf-8", errors="replace"))
