@@ -58,7 +58,7 @@ class DemoReview:
     text: str
 
 
-# The five reviews of the original landing page (../shared/seed/catalog.json: "sample_reviews").
+# The five reviews of the original landing page (ARCHITECTURE.md, "Demo data").
 # The page showed no per-review stars; all five recommend the book, Aarav Mehta with a reservation
 # ("a few sections moved fast for me"), so he gives four.
 DEMO_REVIEWS = (

@@ -1,7 +1,7 @@
 """What crawlers, feed readers and link previews get: sitemap.xml, robots.txt, an Atom feed of
 capsules, and the share pictures (og:image) of the book and of each part.
 
-Public text only (DESIGN.md, access policy): titles, summaries, part descriptions and counts, which
+Public text only (ARCHITECTURE.md, "Paid content and access"): titles, summaries, part descriptions and counts, which
 are shown on locked capsules' pages to everyone; never a capsule's body, figures or exercise. Every
 absolute URL is on the site's one address (SITE_URL, config/site.py), not on whatever host name a
 crawler used, so the sitemap, the feed and the picture links agree with each other everywhere.

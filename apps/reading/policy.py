@@ -1,5 +1,5 @@
-"""Who may read what: the one access policy (DESIGN.md). Every route that returns capsule
-content (reader, figures, search snippets, EPUB, exercise statements, ...) asks `can_read`, and
+"""Who may read what: the one access policy (ARCHITECTURE.md, "Paid content and access"). Every route that
+returns capsule content (reader, figures, search snippets, EPUB, exercise statements, ...) asks `can_read`, and
 every query of readable capsules goes through `readable_capsules`.
 
 A capsule's title, badge, minutes, summary and outline are public; its body and figures are not,

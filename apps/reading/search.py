@@ -6,7 +6,7 @@ SQLite (the `make run` default) uses its FTS5 index with the Porter stemmer (app
 Both stem ("coalesced" finds "coalescing"), rank titles above summaries above bodies, mark the
 matched words with <mark> and quote whole words around them.
 
-Access (DESIGN.md, "one place"): a capsule's title and summary are public, its body is not. The body
+Access (ARCHITECTURE.md, "Paid content and access"): a capsule's title and summary are public, its body is not. The body
 of a capsule is searched, and quoted, only where `readable_capsules(user)` holds it; every other
 published capsule is matched and quoted on its title and summary alone, so neither the hits, their
 order nor their snippets depend on locked text.

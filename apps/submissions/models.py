@@ -1,7 +1,7 @@
 """Exercises on capsules, readers' kernel submissions and what the judge said about them.
 
 A submission moves QUEUED -> COMPILING -> COMPILED -> RUNNING -> PASSED | FAILED | ERROR | TIMED_OUT
-(a compile failure goes COMPILING -> FAILED). Services own the transitions (DESIGN.md, convention 5); the
+(a compile failure goes COMPILING -> FAILED). Services own the transitions (ARCHITECTURE.md, convention 5); the
 judge's own JSON (kernels.results) is kept whole, and the few figures that pages sort and chart by are
 copied into columns beside it.
 """

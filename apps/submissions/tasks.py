@@ -1,4 +1,4 @@
-"""Celery tasks of the judge pipeline. Each takes ids and calls one service (DESIGN.md, convention 7).
+"""Celery tasks of the judge pipeline. Each takes ids and calls one service (ARCHITECTURE.md, convention 7).
 
 Queues: `compile` (CPU workers: NVRTC, no GPU taken; routed by CELERY_TASK_ROUTES) and `gpu.<kind>` (one
 worker process per GPU; named by whoever enqueues, since it depends on the job's GPU kind). Both

@@ -352,7 +352,8 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # --- Celery ------------------------------------------------------------------------------
-# Queues (DESIGN.md): default work, NVRTC compiles on CPU nodes, and one queue per GPU kind.
+# Queues (ARCHITECTURE.md, "Settings and processes"): default work, NVRTC compiles on CPU nodes, and one queue per
+# GPU kind.
 GPU_KINDS = env_list("GPU_KINDS", ["h200"])
 CELERY_QUEUE_NAMES = ["default", "compile", *[f"gpu.{kind}" for kind in GPU_KINDS]]
 CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in CELERY_QUEUE_NAMES]

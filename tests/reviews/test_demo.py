@@ -12,7 +12,7 @@ from tests.reviews.conftest import recount, stored
 
 pytestmark = pytest.mark.django_db
 
-# From the original landing page (../shared/seed/catalog.json, "sample_reviews").
+# From the original landing page's sample reviews (ARCHITECTURE.md, "Demo data").
 ORIGINAL = {
     "Aarav Mehta": (
         "AM",

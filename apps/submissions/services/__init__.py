@@ -1,4 +1,4 @@
-"""Writes for exercises and submissions (DESIGN.md, convention 4); every status change happens here
+"""Writes for exercises and submissions (ARCHITECTURE.md, convention 4); every status change happens here
 (convention 5). One module per topic; callers import the names from this package:
 
 - `lifecycle`: the statuses and which may follow which, and queueing a submission's next stage;

@@ -231,7 +231,8 @@ def _headline_figures(result: dict) -> dict:
     }
 
 
-# A result faster than the vendor library or above the measured roofline waits for a person (DESIGN.md).
+# A result faster than the vendor library or above the measured roofline waits for a person (ARCHITECTURE.md,
+# "The submission pipeline").
 _REVIEW_FLAGS = ("faster than", "above the measured roofline")
 
 

@@ -1,4 +1,4 @@
-"""Writes: keyword-only `<noun>_<verb>` services, atomic where they write (DESIGN.md, convention 4).
+"""Writes: keyword-only `<noun>_<verb>` services, atomic where they write (ARCHITECTURE.md, convention 4).
 One module per topic; callers import the names from this package:
 
 - `checkout`: Checkout and Customer Portal sessions, and the reader's Stripe customer;
