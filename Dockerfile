@@ -36,7 +36,8 @@ RUN pip install ".[judge]" && pip check
 FROM builder AS builder-gpu
 # The `gpu` extra (cupy-cuda12x[ctk]) pulls CUDA 12 user-space libraries as wheels (cuBLAS,
 # cuRAND, ...) for the CuPy already installed; only the GPU image carries them (about 2 GB). It also
-# brings cuda-bindings, the driver calls for cluster launches and TMA tensor maps (kernels/hopper.py).
+# brings cuda-bindings, the driver calls for cluster launches and TMA tensor maps (kernels/hopper.py), and
+# PyTorch, the baseline of the problems whose library is PyTorch (kernels/problems/torch_bridge.py).
 RUN pip install ".[judge,gpu]" && pip check
 
 
