@@ -31,6 +31,9 @@ COMPILE_TIMEOUT_S = 30.0
 COMPILE_ADDRESS_SPACE_BYTES = 8 << 30  # NVRTC on a pathological template can eat memory: cap the child
 PROGRAM_NAME = "submission.cu"  # NVRTC's log names the file so: "submission.cu(12): error: ..."
 MAX_LOG_CHARS = 64 * 1024  # of the log a reader is shown
+# Of the PTX kept in a result for the report (issue 46: CUDA's whole file, each Triton build's): Triton's 128 x 256
+# wgmma GEMM rung makes 90 KB; the whole result is stored with the submission, so a pathological file's is cut.
+MAX_KEPT_PTX_CHARS = 1 << 20
 
 
 def _nvrtc():
@@ -138,6 +141,7 @@ def _with_outcome(
         return _failed(result, Verdict.COMPILE_ERROR, first_error(shown) or "compilation failed", shown)
     result.log = shown
     result.cubin = nvrtc.cubin
+    result.ptx = kept_ptx(nvrtc.ptx)
     result.lowered_names = nvrtc.lowered_names
     resources = parse_ptxas_info(nvrtc.log)
     result.kernels = [
@@ -165,10 +169,17 @@ def first_error(log: str) -> str:
     return ""
 
 
+def kept_ptx(ptx: str) -> str:
+    """PTX as a result keeps it: whole up to MAX_KEPT_PTX_CHARS, else its beginning cut at a line, with a note."""
+    if len(ptx) <= MAX_KEPT_PTX_CHARS:
+        return ptx
+    cut = ptx[:MAX_KEPT_PTX_CHARS].rsplit("\n", 1)[0]
+    return f"{cut}\n// [the PTX is cut here at {MAX_KEPT_PTX_CHARS >> 10} KB of {len(ptx) >> 10} KB]\n"
+
+
 def compile_job(job: CompileJob) -> NvrtcOutput:
     """Child side: run NVRTC."""
-    ok, log, cubin, lowered = nvrtc_compile(job.source, list(job.names), job.arch, headers=job.include_dirs)
-    return NvrtcOutput(ok=ok, log=log, cubin=cubin, lowered_names=lowered, nvrtc_version=nvrtc_version())
+    return nvrtc_build(job.source, list(job.names), job.arch, headers=job.include_dirs)
 
 
 def nvrtc_compile(
@@ -180,6 +191,19 @@ def nvrtc_compile(
 ) -> tuple[bool, str, bytes, dict]:
     """Compile to a cubin for `arch` with the CUDA headers of `headers` (`include_dirs()` unless given); (ok, log,
     cubin, {name expression: lowered name})."""
+    built = nvrtc_build(source, names, arch, extra_options, headers)
+    return built.ok, built.log, built.cubin, built.lowered_names
+
+
+def nvrtc_build(
+    source: str,
+    names: list[str],
+    arch: str,
+    extra_options: tuple[str, ...] = (),
+    headers: tuple[str, ...] | None = None,
+) -> NvrtcOutput:
+    """`nvrtc_compile` with its PTX as well: NVRTC keeps the PTX it made on the way to the cubin, so asking for it
+    costs a copy, not a second compile (issue 46: the report's PTX section)."""
     nvrtc = _nvrtc()
     options = [
         f"--gpu-architecture={arch}",
@@ -196,9 +220,13 @@ def nvrtc_compile(
         try:
             nvrtc.compileProgram(program, options)
         except nvrtc.NVRTCError:
-            return False, _clean(nvrtc.getProgramLog(program)), b"", {}
+            return NvrtcOutput(False, _clean(nvrtc.getProgramLog(program)), b"", {}, nvrtc_version())
         lowered = {name: nvrtc.getLoweredName(program, name) for name in names}
-        return True, _clean(nvrtc.getProgramLog(program)), _cubin_of(program), lowered
+        ptx = nvrtc.getPTX(program)
+        ptx = (ptx.decode("utf-8", errors="replace") if isinstance(ptx, bytes) else str(ptx)).rstrip("\x00")
+        return NvrtcOutput(
+            True, _clean(nvrtc.getProgramLog(program)), _cubin_of(program), lowered, nvrtc_version(), ptx
+        )
     finally:
         nvrtc.destroyProgram(program)
 

@@ -11,6 +11,7 @@ No CuPy here: the parent builds the requests, a child reads them.
     TritonJob     parent -> Triton's PTX job (kernels/triton_compiler.py; its answer is plain data, never pickled
                   objects: that child runs the reader's Python)
     PtxasJob      parent -> Triton's ptxas job (plain data back too)
+    SassJob       parent -> the disassembly job (kernels/disasm.py; plain data back: it reads reader-built cubins)
 
 A job's own answer is a result type of kernels/results.py (`JudgeResult`).
 """
@@ -118,6 +119,7 @@ class NvrtcOutput:
     cubin: bytes
     lowered_names: dict[str, str]
     nvrtc_version: str
+    ptx: str = ""  # the PTX NVRTC made on the way to the cubin (kept for the report, bounded by the parent)
 
 
 @dataclass(frozen=True)
@@ -154,3 +156,13 @@ class PtxasJob:
     capability: int
     ptxas: str
     items: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SassJob:
+    """Cubins to disassemble with `cuobjdump -sass` (issue 46): each item is (name, cubin); at most `max_bytes` of
+    each listing is read back."""
+
+    cuobjdump: str
+    cubins: tuple[tuple[str, bytes], ...]
+    max_bytes: int

@@ -175,6 +175,9 @@ class TritonKernel(_Schema):
     profile_scratch_bytes: int = 0
     profile_scratch_align: int = 1
     num_ctas: int = 1
+    # The PTX Triton generated for this build, kept for the report's "PTX / SASS" section (issue 46): at most
+    # kernels.compiler.MAX_KEPT_PTX_CHARS, cut at a line with a note beyond; "" in results compiled before it was kept.
+    ptx: str = ""
 
 
 @dataclass
@@ -196,6 +199,9 @@ class CompileResult(_Schema):
     triton_kernels: list[TritonKernel] = field(default_factory=list)
     triton_version: str = ""
     ptxas_version: str = ""  # the ptxas that built Triton's cubins
+    # CUDA's PTX, as NVRTC generated it on the way to the cubin (one text for the whole file; Triton's is per build,
+    # in `triton_kernels`), bounded as Triton's is; "" in results compiled before it was kept.
+    ptx: str = ""
 
     @property
     def ok(self) -> bool:
@@ -329,3 +335,25 @@ class JudgeResult(_Schema):
     def poisons_worker(self) -> bool:
         """After a CUDA error the context is unusable: the child that ran it must be replaced."""
         return self.verdict in (Verdict.RUNTIME_ERROR, Verdict.INTERNAL_ERROR)
+
+
+@dataclass
+class SassListing(_Schema):
+    """cuobjdump -sass of one cubin (kernels/disasm.py): the whole listing, or what the tool said instead."""
+
+    name: str  # what the cubin is: the CUDA file's ("submission.cu"), or the Triton build's ("vector_add")
+    sass: str = ""
+    truncated: bool = False  # the listing was longer than the job's limit: `sass` is its beginning, cut at a line
+    error: str = ""  # cuobjdump's own words where it could not read the cubin (a corrupt one), else ""
+
+
+@dataclass
+class SassResult(_Schema):
+    """The SASS of a compiled submission's cubins, one listing each, or why there is none (`message`, for readers:
+    the tool is missing, it took too long, the node cannot confine it)."""
+
+    ok: bool  # every cubin's SASS came back (a listing that carries cuobjdump's error instead makes it False)
+    listings: list[SassListing] = field(default_factory=list)
+    message: str = ""
+    tool: str = ""  # "cuobjdump 13.1", the release that disassembled it
+    wall_time_ms: float = 0.0

@@ -36,7 +36,7 @@ import traceback
 from kernels import plan as plan_mod
 from kernels import problems, sandbox
 from kernels import triton_source as triton_source_mod
-from kernels.compiler import DEFAULT_ARCH, MAX_LOG_CHARS, parse_ptxas_info
+from kernels.compiler import DEFAULT_ARCH, MAX_LOG_CHARS, kept_ptx, parse_ptxas_info
 from kernels.payloads import PtxasJob, TritonBuild, TritonJob
 from kernels.results import CompileResult, KernelResources, TritonKernel, Verdict
 
@@ -343,6 +343,7 @@ def _assembled(
                 profile_scratch_bytes=_int_field(metadata, "profile_scratch_size", 0, 1 << 30, 0),
                 profile_scratch_align=_int_field(metadata, "profile_scratch_align", 1, 1 << 12, 1),
                 num_ctas=_int_field(metadata, "num_ctas", 1, 16, 1),
+                ptx=kept_ptx(kernel["ptx"]),
             )
         except (ValueError, TypeError) as exc:
             log.error("Triton's PTX job answered out of form: %s", exc)
