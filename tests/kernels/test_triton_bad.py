@@ -16,6 +16,8 @@ BAD = Path(__file__).parent / "bad" / "triton"
 MANIFEST = tomllib.loads((BAD / "manifest.toml").read_text())["bad"]
 # The compile-time bomb's limit here; the node's is COMPILE_TIMEOUT_S.
 BOMB_TIMEOUT_S = 3
+REQUIRED = {"file", "problem", "verdict", "stage", "what"}
+KEYS = REQUIRED | {"bench", "message"}  # as in the CUDA set's manifest: timed rounds needed, the message's fragment
 
 
 def test_every_file_is_listed_once_and_every_listed_file_exists():
@@ -24,6 +26,11 @@ def test_every_file_is_listed_once_and_every_listed_file_exists():
     assert sorted(listed) == sorted(p.name for p in BAD.glob("*.py"))
     assert {entry["stage"] for entry in MANIFEST} <= {"cpu", "gpu"}
     assert all(Verdict(entry["verdict"]) for entry in MANIFEST)
+    for entry in MANIFEST:
+        assert set(entry) <= KEYS, (entry["file"], sorted(set(entry) - KEYS))
+        assert set(entry) >= REQUIRED, (entry["file"], sorted(REQUIRED - set(entry)))
+        # Only the GPU stage has timed rounds to check.
+        assert not entry.get("bench") or entry["stage"] == "gpu", entry["file"]
 
 
 @pytest.mark.skipif(not confine.support().confined, reason=confine.support().summary())
