@@ -307,3 +307,22 @@ def test_shared_pages_are_a_small_part_of_the_benchmarks_reads():
         used = np.concatenate([table[s, : -(-int(n) // PS)] for s, n in enumerate(lens)])
         assert 0 < len(used) - len(np.unique(used)) < 0.05 * len(used)
         assert lens.sum() == shape.sizes["tokens"] and -(-lens.max() // PS) < shape.sizes["max_pages"]
+
+
+@pytest.mark.parametrize("index", range(len(PROBLEM.tests)))
+def test_the_checks_fp32_reference_is_far_inside_the_tolerance_of_float64(index):
+    """The judge checks against the FP32 path (reference_and_element_scale, issue 45): element by element, in each
+    element's own tolerance (half a BF16 unit of the exact value plus the slack of its terms' scale), it stays under
+    a fiftieth of it, the scaled-up sequences (logits in the hundreds, taken from float64) included."""
+    shape = PROBLEM.tests[index]
+    sizes = shape.sizes
+    inputs = inputs_of(shape)
+    exact = MODULE.reference(inputs, sizes, PROBLEM.params)
+    exact_scale = MODULE.element_scale(inputs, sizes, PROBLEM.params)
+    fast, fast_scale = MODULE.reference_and_element_scale(inputs, sizes, PROBLEM.params)
+    assert fast.dtype == np.float32 and MODULE.CHECK_DTYPE == "float32"
+    slack = max(16 * 2**-24 * math.sqrt(16 * sizes["max_pages"]), 2**-16)
+    half_bf16_unit = 0.5 * np.abs(np.spacing(exact.astype(np.float32))) * 2**16
+    tolerance = half_bf16_unit + slack * exact_scale + 2**-100
+    assert (np.abs(fast - exact) / tolerance).max() < 1 / 50
+    assert np.abs(fast_scale - exact_scale).max() < 1e-4 * exact_scale.max()
