@@ -173,6 +173,21 @@ class GpuJudge:
         result.setup_wait_ms = self.worker.setup_wait_ms
         return result
 
+    def profile(self, compiled: CompileResult, judged: JudgeResult, *, ncu_setting: str = "", budget_s: float = 10.0):
+        """Profile an accepted submission (issue 43: kernels/profile_run.py) in a child of its own, with the
+        device held alone: no spare's setup step runs beside its replays. Returns a `profile_run.ProfileRun`."""
+        from kernels import profile_run
+
+        lock = devicelock.DeviceLock()
+        lock.use(self.device_lock)
+        try:
+            with lock.timed():
+                return profile_run.profile_compiled(
+                    compiled, judged, ncu_setting=ncu_setting, budget_s=budget_s, seed=judged.seed or 0
+                )
+        finally:
+            lock.use(None)
+
     def close(self) -> None:
         self.worker.close()
         if self.device_lock:

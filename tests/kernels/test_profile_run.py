@@ -1,0 +1,70 @@
+"""A profile from the GPU worker's side (issue 43, kernels/profile_run.py), on the CPU: the shape it chooses, and
+what a node without ncu or without counter permission gives: a document that says so, never an exception. The
+permission case runs the real profile child in its sandbox with a stand-in for NVIDIA's ncu that answers as ncu
+does when the driver refuses counters."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from kernels import compiler, confine, problems, profile_run
+from kernels.results import BenchResult, JudgeResult, TimingStats, Verdict
+
+from .conftest import read
+
+SGEMM = problems.load("sgemm")
+
+
+def timing(median_ms: float) -> TimingStats:
+    return TimingStats(3, median_ms, median_ms, median_ms, median_ms, median_ms, 0.001)
+
+
+def judged_at(medians_ms: dict[int, float]) -> JudgeResult:
+    """An accepted sgemm result timed at square shapes n -> median."""
+    result = JudgeResult(Verdict.ACCEPTED, "", "sgemm", seed=7)
+    for n, median in medians_ms.items():
+        sizes = {"M": n, "N": n, "K": n}
+        result.benchmarks.append(
+            BenchResult(sizes, timing(median), timing(1.0), "cuBLAS", 50, 1, 1, 1, 1, 50, 3, 0, 1, 1)
+        )
+    return result
+
+
+def test_the_largest_benchmark_shape_whose_replays_fit_the_budget_is_chosen():
+    judged = judged_at({4096: 500.0, 2048: 60.0})
+    sizes, smaller = profile_run.choose_shape(SGEMM, judged, budget_s=10.0)
+    assert sizes == {"M": 2048, "N": 2048, "K": 2048} and not smaller  # 60 x 60 ms = 3.6 s fits, 60 x 500 ms does not
+    sizes, smaller = profile_run.choose_shape(SGEMM, judged, budget_s=1.0)
+    assert smaller and sizes in [shape.sizes for shape in SGEMM.tests]
+
+
+def test_no_ncu_on_the_node_is_a_document_that_says_so(tmp_path):
+    compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
+    run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(tmp_path / "ncu"))
+    assert run.document.status == "no_ncu" and "no ncu found" in run.document.reason and run.report is None
+
+
+@pytest.mark.skipif(not confine.support().confined, reason=confine.support().summary())
+def test_counters_refused_turn_profiling_off_with_the_reason(tmp_path):
+    ncu = tmp_path / "nsight" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(
+        "#!/bin/sh\necho '==PROF== Connected to process 1'\n"
+        "echo '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+        "Counters on the target device 0.'\nexit 1\n"
+    )
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
+    run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
+    assert run.document.status == "off", run.document
+    assert "performance counters" in run.document.reason and run.report is None
+    assert run.document.sizes == {"M": 4096, "N": 4096, "K": 4096} and run.document.gpu_seconds is not None
+
+
+def test_the_kernel_filter_names_the_submissions_own_symbols_exactly():
+    compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
+    regex = profile_run.kernel_regex(compiled)
+    assert regex.startswith("^(") and regex.endswith(")$")
+    assert all(symbol in regex for symbol in compiled.lowered_names.values())
