@@ -42,6 +42,18 @@ def _pretty_json(value) -> str:
     shown = dict(value)
     if shown.get("cubin"):
         shown["cubin"] = f"<{len(shown['cubin'])} base64 characters>"
+    # PTX (issue 46) is read on the report's PTX / SASS section; here it would bury the rest.
+    if shown.get("ptx"):
+        shown["ptx"] = f"<{len(shown['ptx'])} characters of PTX>"
+    if shown.get("triton_kernels"):
+        shown["triton_kernels"] = [
+            {
+                **build,
+                "cubin": f"<{len(build.get('cubin') or '')} base64 characters>",
+                "ptx": f"<{len(build.get('ptx') or '')} characters of PTX>",
+            }
+            for build in shown["triton_kernels"]
+        ]
     return format_html(
         "<pre style='white-space:pre-wrap;max-height:40em;overflow:auto'>{}</pre>", json.dumps(shown, indent=1)
     )
@@ -66,6 +78,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_filter = (
         "status",
         "review",
+        "language",
         "gpu_kind",
         "exercise__problem",
         "exercise",
@@ -76,7 +89,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     actions = ["rerun", "mark_valid", "mark_invalid"]
     fieldsets = (
-        (None, {"fields": ("public_id", "user", "exercise", "filename", "gpu_kind", "arch")}),
+        (None, {"fields": ("public_id", "user", "exercise", "language", "filename", "gpu_kind", "arch")}),
         (
             "Status",
             {

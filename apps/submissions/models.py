@@ -87,6 +87,13 @@ class Submission(HeadlineFigures, models.Model):
 
     FILENAME_MAX_CHARS = 200  # an uploaded file's name is kept up to this length
 
+    class Language(models.TextChoices):
+        """What the reader wrote (issue 46): one .cu file for NVRTC, or one .py file of @triton.jit kernels. The judge
+        compiles each its own way (kernels.compile_submission's `language`) and judges both alike."""
+
+        CUDA = "cuda", "CUDA C++"
+        TRITON = "triton", "Triton"
+
     class Review(models.TextChoices):
         NONE = "", "Not flagged"
         PENDING = "pending", "Flagged, awaiting review"
@@ -103,6 +110,7 @@ class Submission(HeadlineFigures, models.Model):
     filename = models.CharField(
         max_length=FILENAME_MAX_CHARS, blank=True, help_text="The uploaded file's name, if uploaded"
     )
+    language = models.CharField(max_length=8, choices=Language.choices, default=Language.CUDA)
     gpu_kind = models.CharField(max_length=32, help_text="Which GPU queue judges it, e.g. h200")
     arch = models.CharField(max_length=16)
 
@@ -168,6 +176,10 @@ class Submission(HeadlineFigures, models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def is_triton(self) -> bool:
+        return self.language == self.Language.TRITON
 
 
 class ReferenceResult(HeadlineFigures, models.Model):

@@ -136,7 +136,7 @@ class ExercisePanel:
 def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None) -> ExercisePanel | None:
     """The exercise of `capsule` for `user`, or None when the capsule has none. `form` is a bound
     form with errors after a refused submission; otherwise the editor resumes where the reader
-    left off: their latest source, else the starter."""
+    left off: in the language of their latest submission, their latest source in it, else the starter."""
     exercise = selectors.exercise_of(capsule)
     if exercise is None:
         return None
@@ -144,7 +144,12 @@ def exercise_panel(user, capsule: Capsule, *, form: SubmissionForm | None = None
     if not can_read(user, capsule):
         return ExercisePanel(capsule=capsule, exercise=exercise, measure=measure, locked=True)
     if form is None:
-        form = SubmissionForm(initial={"source": selectors.latest_source(user, exercise) or exercise.starter_source})
+        start = selectors.editor_start(user, exercise)
+        form = SubmissionForm(
+            initial={"source": start.texts[start.language], "language": start.language},
+            languages=list(start.texts),
+            starts=start.texts,
+        )
     return ExercisePanel(
         capsule=capsule,
         exercise=exercise,

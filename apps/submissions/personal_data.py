@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from apps.submissions.models import Submission
 
 FIELDS = (
+    "language",
     "filename",
     "source",
     "gpu_kind",

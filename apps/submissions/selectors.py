@@ -311,8 +311,65 @@ def submissions_recent_states(user, exercise, *, limit: int = 10) -> list[Submis
     return list(Submission.objects.filter(user=user, exercise=exercise).only(*fields)[:limit])
 
 
-def latest_source(user, exercise) -> str | None:
-    return Submission.objects.filter(user=user, exercise=exercise).values_list("source", flat=True).first()
+# --- Languages (issue 46) -----------------------------------------------------------------------------
+
+Language = Submission.Language
+TRITON_STARTER = "example_triton.py"  # beside the problem's example.cu, in kernels/problems/<problem>/
+# What each language's files are called and how the editor and the pages colour them.
+LANGUAGE_SUFFIX = {Language.CUDA: ".cu", Language.TRITON: ".py"}
+LANGUAGE_LEXER = {Language.CUDA: "cuda", Language.TRITON: "python"}
+LANGUAGE_EDITOR_MODE = {Language.CUDA: "c_cpp", Language.TRITON: "python"}
+
+
+def triton_starter(problem: str) -> str | None:
+    """The problem's Triton starter, read from the judge's folder at each call: the starters arrive problem by problem,
+    and an exercise offers Triton from the moment its problem has one (no restart, no cache to clear)."""
+    if problem not in judge_problems.available():  # a name from the database never becomes a path of its own
+        return None
+    try:
+        return (judge_problems.PROBLEMS_DIR / problem / TRITON_STARTER).read_text()
+    except FileNotFoundError:
+        return None
+
+
+def languages_offered(exercise) -> list[str]:
+    """CUDA always; Triton where the exercise's problem has a Triton starter (the judge compiles Triton for any
+    problem, but only a problem with a starter has been written and checked for it)."""
+    offered = [Language.CUDA.value]
+    if triton_starter(exercise.problem) is not None:
+        offered.append(Language.TRITON.value)
+    return offered
+
+
+def starter_of(exercise, language: str) -> str:
+    """What the editor opens with in a language: the exercise's own starter for CUDA (the previous rung of the
+    ladder), the problem's example_triton.py for Triton."""
+    if language == Language.TRITON:
+        return triton_starter(exercise.problem) or ""
+    return exercise.starter_source
+
+
+@dataclass(frozen=True)
+class EditorStart:
+    """Where the submit form's editor starts: in `language`, with `texts[language]`; switching language shows the
+    other text (the JavaScript keeps each language's text while the reader switches)."""
+
+    language: str
+    texts: dict[str, str]  # per language offered (CUDA first): the reader's latest source in it, else its starter
+
+
+def editor_start(user, exercise) -> EditorStart:
+    """The reader resumes where they left off: the language of their latest submission (while it is offered), and in
+    each language their latest source, else that language's starter."""
+    offered = languages_offered(exercise)
+    mine = Submission.objects.filter(user=user, exercise=exercise)
+    texts = {
+        language: mine.filter(language=language).values_list("source", flat=True).first()
+        or starter_of(exercise, language)
+        for language in offered
+    }
+    latest = mine.values_list("language", flat=True).first()
+    return EditorStart(language=latest if latest in offered else Language.CUDA.value, texts=texts)
 
 
 def submission_for_viewer(user, public_id) -> Submission | None:
@@ -330,7 +387,9 @@ def submissions_to_compare(submission, *, limit: int = 50) -> list[Submission]:
     return list(
         Submission.objects.filter(user_id=submission.user_id, exercise_id=submission.exercise_id)
         .exclude(pk=submission.pk)
-        .only("public_id", "created_at", "status", "pct_of_baseline", "pct_of_roofline", "unit", "filename")[:limit]
+        .only(
+            "public_id", "created_at", "status", "pct_of_baseline", "pct_of_roofline", "unit", "filename", "language"
+        )[:limit]
     )
 
 
@@ -420,6 +479,7 @@ def leaderboard(exercise, gpu_kind: str, *, limit: int = 100) -> list[Submission
             "time_ms",
             "gpu_name",
             "review",
+            "language",
             "user__name",  # the public name (accounts.selectors.public_name): the address is not needed
         )
         .order_by(F("grade_value").desc(), "created_at")

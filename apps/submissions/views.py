@@ -44,12 +44,13 @@ def submit(request, slug):
     exercise = selectors.exercise_of(capsule)
     if exercise is None or not can_read(request.user, capsule):
         raise Http404("No exercise here")
-    form = SubmissionForm(request.POST, request.FILES)
+    starts = selectors.editor_start(request.user, exercise).texts  # a text per language offered
+    form = SubmissionForm(request.POST, request.FILES, languages=list(starts), starts=starts)
     if form.is_valid():
-        source, plan, filename = form.effective()
+        source, plan, filename, language = form.effective()
         try:
             submission = services.submission_create(
-                user=request.user, exercise=exercise, source=source, plan=plan, filename=filename
+                user=request.user, exercise=exercise, source=source, plan=plan, filename=filename, language=language
             )
         except services.SubmissionRefused as refusal:
             form = _form_keeping_text(request, form, source)
@@ -78,7 +79,7 @@ def _form_keeping_text(request, form: SubmissionForm, source: str) -> Submission
     """A bound copy whose editor holds what was submitted (an upload's text included), errors run."""
     data = request.POST.copy()
     data["source"] = source
-    kept = SubmissionForm(data)
+    kept = SubmissionForm(data, languages=form.languages, starts=form.starts)
     kept.is_valid()
     return kept
 

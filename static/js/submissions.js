@@ -5,7 +5,10 @@
  *  - keyboard accessibility: Tab indents inside the editor, Escape then Tab leaves it (no trap);
  *  - the editor's input named after the field's label; light or dark theme with the site's;
  *  - the form posted over htmx: a refused submission's form (400) swapped in like a success, and the
- *    editor of a form that htmx swaps in started as django-ace starts the page's own.
+ *    editor of a form that htmx swaps in started as django-ace starts the page's own;
+ *  - the language (issue 46): choosing CUDA C++ or Triton switches the editor's mode (C/C++ with CUDA's
+ *    words, or Python) and its text: each language keeps what the reader had in it (the server's start for
+ *    a language not yet shown: the reader's latest source in it, else its starter), across htmx swaps too.
  */
 (function () {
   "use strict";
@@ -39,6 +42,57 @@
     return new CudaMode();
   }
 
+  var MODES = { cuda: "c_cpp", triton: "python" };
+  var ACCEPT = { cuda: ".cu,text/plain", triton: ".py,text/x-python,text/plain" };
+  var TRITON_PLAN = '[[launch]]\nkernel = "my_kernel"\ngrid = ["cdiv(N, 1024)"]\nnum_warps = 4\nconstexprs = { BLOCK_SIZE = 1024 }';
+  // Each form's text per language (keyed by the form's address: one exercise per page), kept while htmx
+  // replaces the form, so that a refused submission's form brings back what the other language held.
+  var kept = {};
+
+  function chosenLanguage(form) {
+    var checked = form && form.querySelector('input[name="language"]:checked');
+    var only = form && form.querySelector('input[name="language"]');
+    return (checked || only || { value: "cuda" }).value;
+  }
+
+  function setMode(editor, language) {
+    var mode = language === "cuda" ? cudaMode() : null;
+    editor.session.setMode(mode || "ace/mode/" + (MODES[language] || "c_cpp"));
+  }
+
+  function fitFields(form, language) {
+    var upload = form.querySelector('input[type="file"][name="upload"]');
+    if (upload) upload.setAttribute("accept", ACCEPT[language] || ACCEPT.cuda);
+    var plan = form.querySelector('textarea[name="plan"]');
+    if (plan) {
+      if (plan.dataset.cudaPlaceholder === undefined) plan.dataset.cudaPlaceholder = plan.getAttribute("placeholder") || "";
+      plan.setAttribute("placeholder", language === "triton" ? TRITON_PLAN : plan.dataset.cudaPlaceholder);
+    }
+  }
+
+  function languageSwitch(form, editor) {
+    var radios = form ? form.querySelectorAll('input[type="radio"][name="language"]') : [];
+    if (!radios.length) return;
+    var texts = form.dataset.starts ? JSON.parse(form.dataset.starts) : {};
+    var current = chosenLanguage(form);
+    var earlier = kept[form.action] || {};
+    Object.keys(earlier).forEach(function (language) { if (language !== current) texts[language] = earlier[language]; });
+    texts[current] = editor.getValue();
+    kept[form.action] = texts;
+    fitFields(form, current);
+    editor.session.on("change", function () { texts[current] = editor.getValue(); });
+    radios.forEach(function (radio) {
+      radio.addEventListener("change", function () {
+        if (!radio.checked || radio.value === current) return;
+        texts[current] = editor.getValue();
+        current = radio.value;
+        editor.session.setValue(texts[current] || "");  // django-ace copies it into the textarea that posts
+        setMode(editor, current);
+        fitFields(form, current);
+      });
+    });
+  }
+
   function enhance(widget) {
     var editor = widget.editor;
     if (!editor) return;
@@ -52,8 +106,9 @@
     setTheme();
     if (dark && dark.addEventListener) dark.addEventListener("change", setTheme);
     document.addEventListener("ke:themechange", setTheme);
-    var mode = cudaMode();
-    if (mode) editor.session.setMode(mode);
+    var form = widget.closest("form");
+    setMode(editor, chosenLanguage(form));
+    languageSwitch(form, editor);
     editor.setOptions({ enableKeyboardAccessibility: true, fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" });
 
     var textarea = widget.parentNode.querySelector("textarea[name]");

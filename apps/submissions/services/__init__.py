@@ -32,7 +32,12 @@ from apps.submissions.services.reference import (
     reference_results_load,
 )
 from apps.submissions.services.staff import submission_rerun, submission_review_set
-from apps.submissions.services.submitting import SubmissionRefused, plan_into_source, submission_create
+from apps.submissions.services.submitting import (
+    SubmissionRefused,
+    plan_into_source,
+    submission_create,
+    triton_plan_into_source,
+)
 from apps.submissions.services.sweeper import SweepReport, submission_sweep
 
 __all__ = [
@@ -60,5 +65,6 @@ __all__ = [
     "submission_review_set",
     "submission_rerun",
     "submission_sweep",
+    "triton_plan_into_source",
     "web_status",
 ]

@@ -40,7 +40,8 @@ Status = Submission.Status
 
 
 def submission_compile(*, submission_id: int) -> Submission | None:
-    """NVRTC on a CPU worker; on success the GPU job is queued. None when there was nothing to do."""
+    """NVRTC (or Triton, for a Triton submission) on a CPU worker; on success the GPU job is queued. None when there
+    was nothing to do."""
     from kernels import compile_submission
 
     with transaction.atomic():
@@ -51,7 +52,9 @@ def submission_compile(*, submission_id: int) -> Submission | None:
         submission.deadline_at = _seconds(settings.SUBMISSION_COMPILE_DEADLINE_S)
         submission.save(update_fields=["status", "deadline_at"])
     try:  # outside a transaction: NVRTC may take seconds, and nothing holds a lock meanwhile
-        compiled = compile_submission(submission.source, submission.exercise.problem, arch=submission.arch)
+        compiled = compile_submission(
+            submission.source, submission.exercise.problem, arch=submission.arch, language=submission.language
+        )
     except Exception:  # a fault of the judge (unknown problem, NVRTC missing), not of the reader's file
         logger.exception("compile of submission %s failed", submission_id)
         compiled = None

@@ -51,7 +51,9 @@ def reference_ladder_measure(*, gpu_kind: str, judge, steps: list[str] | None = 
         source = path.read_text()
         title = source.splitlines()[0].lstrip("/ ").strip()
         problem = problem_of(path)
-        compiled = compile_submission(source, problem, arch=arch_of(path))
+        # The ladder's rungs are .cu files today; a Triton rung (triton_NN_*.py) would compile as what it is.
+        language = "triton" if path.suffix == ".py" else "cuda"
+        compiled = compile_submission(source, problem, arch=arch_of(path), language=language)
         if compiled.ok:
             result = judge.judge(compiled, JudgeOptions(timeout_s=300.0))
         else:

@@ -8,6 +8,7 @@ from django.utils.safestring import mark_safe
 from apps.catalog.markdown import highlight_lines
 from apps.submissions.charts import fmt_pct
 from apps.submissions.models import Submission, Unit
+from apps.submissions.selectors import LANGUAGE_LEXER
 
 register = template.Library()
 
@@ -31,10 +32,18 @@ def numbered(text) -> list[tuple[int, str]]:
 
 
 @register.filter
-def highlighted(source) -> list[tuple[int, str]]:
-    """(line number, highlighted line) pairs of a CUDA source, coloured as the book's code blocks are
-    (Pygments through the catalogue's highlighter; its formatter escapes the text)."""
-    return [(n, mark_safe(line)) for n, line in enumerate(highlight_lines(source or "", "cuda"), start=1)]
+def highlighted(source, language="cuda") -> list[tuple[int, str]]:
+    """(line number, highlighted line) pairs of a submission's source in its language (a CUDA file, or a Triton one
+    as Python), coloured as the book's code blocks are (Pygments through the catalogue's highlighter; its formatter
+    escapes the text)."""
+    lexer = LANGUAGE_LEXER.get(language or "cuda", "cuda")
+    return [(n, mark_safe(line)) for n, line in enumerate(highlight_lines(source or "", lexer), start=1)]
+
+
+@register.filter
+def lexer_of(language) -> str:
+    """The code block's language class for a submission's language: "cuda" or "python"."""
+    return LANGUAGE_LEXER.get(language or "cuda", "cuda")
 
 
 @register.simple_tag

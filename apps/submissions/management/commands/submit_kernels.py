@@ -5,7 +5,7 @@ workers, broker, database).
     python manage.py submit_kernels --email subscriber@example.com --capsule kernel-8-warptiling \\
         @starter kernels/reference/08_warptiling.cu @hang kernels/reference/08_warptiling.cu
 
-Items are .cu files, `@starter` (the exercise's starter file) or `@hang` (a kernel that never ends: it
+Items are .cu files, Triton .py files, `@starter` (the exercise's starter file) or `@hang` (a kernel that never ends: it
 must come back TIMED_OUT after the exercise's GPU time limit, and the next one must still pass).
 `--time-limit S` sets the exercise's GPU time limit first (so a hang is cut short).
 """
@@ -39,7 +39,7 @@ class Command(BaseCommand):
     help = "Submit kernels as a reader and wait for the pipeline to judge them."
 
     def add_arguments(self, parser):
-        parser.add_argument("items", nargs="+", help="FILE.cu, @starter or @hang")
+        parser.add_argument("items", nargs="+", help="FILE.cu, FILE.py (Triton), @starter or @hang")
         parser.add_argument("--email", required=True, help="the reader who submits")
         parser.add_argument("--capsule", required=True, help="the exercise capsule's slug")
         parser.add_argument("--time-limit", type=int, help="set the exercise's GPU time limit (seconds) first")
@@ -56,14 +56,19 @@ class Command(BaseCommand):
         self.stdout.write(f"exercise: {exercise} · GPU time limit {exercise.gpu_time_limit_s} s · as {email}")
         submissions = []
         for item in items:
+            language = Submission.Language.CUDA
             if item == "@starter":
                 source, name = exercise.starter_source, f"starter ({exercise.starter_name})"
             elif item == "@hang":
                 source, name = HANG, "hang (endless loop)"
             else:
                 source, name = Path(item).read_text(), Path(item).name
+                if name.endswith(".py"):
+                    language = Submission.Language.TRITON
             try:
-                submission = submission_create(user=user, exercise=exercise, source=source, filename=name)
+                submission = submission_create(
+                    user=user, exercise=exercise, source=source, filename=name, language=language
+                )
             except SubmissionRefused as refused:
                 raise CommandError(f"{name}: refused: {refused.message}") from refused
             submissions.append((name, submission))
