@@ -8,7 +8,9 @@ and print the table's rows (one per benchmark shape).
 `manage.py reference_ladder --load-ladder` stores on a machine with the site (a GPU node needs no Django).
 
 The ladder: the GEMM rungs `kernels/reference/NN_*.cu` (sgemm, or hgemm where the name says so), then every
-`kernels/reference/<problem>/NN_*.cu`, whose problem is its folder's name.
+`kernels/reference/<problem>/NN_*.cu`, whose problem is its folder's name. The Triton rungs,
+`kernels/reference/<problem>/triton_NN_*.py` (issue 46), are no part of it (their numbers are their own); name one as
+FILE to bench it (for sm_90a, as tests/kernels/test_triton_rungs.py compiles them).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 REFERENCE_DIR = Path(__file__).parents[1] / "reference"
 GEMM_LADDER = sorted(REFERENCE_DIR.glob("[0-9][0-9]_*.cu"))
 LADDER = GEMM_LADDER + sorted(REFERENCE_DIR.glob("*/[0-9][0-9]_*.cu"))
+TRITON_RUNGS = sorted(REFERENCE_DIR.glob("*/triton_[0-9][0-9]_*.py"))
 
 
 def _in_problem_folder(path: Path) -> bool:
@@ -42,8 +45,8 @@ def step_of(path: Path) -> str:
 
 
 def title_of(path: Path) -> str:
-    """The rung's title: the first line of its header comment."""
-    return path.read_text().splitlines()[0].lstrip("/* ").strip()
+    """The rung's title: the first line of its header comment (a Triton rung's: of its docstring)."""
+    return path.read_text().splitlines()[0].lstrip("/* ").strip().strip('"').strip()
 
 
 # Instructions that exist only in the architecture-specific target sm_90a (code that runs on compute capability
@@ -52,7 +55,10 @@ _SM_90A_ONLY = re.compile(r"\bwgmma\.|\bsetmaxnreg\.")
 
 
 def arch_of(path: Path) -> str:
-    """sm_90a for a rung that uses wgmma or setmaxnreg; every other rung builds for the judge's default."""
+    """sm_90a for a rung that uses wgmma or setmaxnreg, and for a Triton rung (Triton chooses wgmma itself where the
+    target has it); every other rung builds for the judge's default."""
+    if path.suffix == ".py":
+        return "sm_90a"
     return "sm_90a" if _SM_90A_ONLY.search(path.read_text()) else "sm_90"
 
 
@@ -113,8 +119,8 @@ def main() -> None:
 
 
 def path_of(step: str) -> Path:
-    """The rung file a step names (step_of's inverse)."""
-    return REFERENCE_DIR / f"{step}.cu"
+    """The rung file a step names (step_of's inverse): "softmax/triton_01_rows" is a Triton rung's .py."""
+    return REFERENCE_DIR / f"{step}{'.py' if step.rsplit('/', 1)[-1].startswith('triton_') else '.cu'}"
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from kernels import confine, problems, triton_compiler, triton_source
 from kernels import plan as plan_mod
 from kernels.judge import JudgeOptions
 from kernels.results import Verdict
-from kernels.tools.ladder import LADDER, REFERENCE_DIR
+from kernels.tools.ladder import LADDER, REFERENCE_DIR, TRITON_RUNGS, arch_of, path_of, step_of, title_of
 
 from .conftest import compile_triton_source
 
@@ -76,6 +76,16 @@ def test_every_triton_rung_is_listed_and_none_joins_the_cuda_ladder():
     assert found == sorted(RUNGS)
     assert not [p for p in LADDER if p.suffix != ".cu"]
     assert {problem_of(r) for r in RUNGS} == {"softmax", "rmsnorm", "bf16_gemm", "attention"}
+
+
+def test_the_ladder_tool_knows_them_apart_from_its_ladder():
+    """kernels.tools.ladder names them as it names the CUDA rungs, for a bench of one named as FILE and for a measured
+    ladder's load: "softmax/triton_01_rows" is the .py, built for sm_90a as the tests here build them."""
+    assert [str(p.relative_to(REFERENCE_DIR)) for p in TRITON_RUNGS] == sorted(RUNGS)
+    for path in TRITON_RUNGS:
+        assert path_of(step_of(path)) == path and arch_of(path) == ARCH
+        assert title_of(path).startswith("Triton 01 - ")  # the docstring's first line, as a rung's page titles it
+    assert path_of("softmax/04_register_rows").suffix == ".cu"
 
 
 @pytest.mark.parametrize("rung", RUNGS)

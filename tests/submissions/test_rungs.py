@@ -161,3 +161,84 @@ def test_a_starter_that_only_shares_a_rungs_file_name_is_not_linked(taught):
 def test_my_progress_links_each_steps_book_kernel_to_its_page(taught):
     body = client_for(make_visitor("active")).get("/progress/").content.decode()
     assert f'sgemm · <a href="{COALESCED}">rung 02</a>' in body
+
+
+# --- The Triton rungs (issue 46) -----------------------------------------------------------------------------
+
+TRITON_GEMM = "/rungs/bf16_gemm/triton_01_tiled_dot/"
+
+
+@pytest.fixture
+def taught_in_triton(mini_book):
+    """The locked capsule's exercise is written for Triton: its book's kernel is the Triton rung of bf16_gemm."""
+    return Exercise.objects.create(
+        capsule=Capsule.objects.get(slug="locked-two"),
+        problem="bf16_gemm",
+        title="The GEMM in Triton",
+        statement="Write it in Triton.",
+        starter_source=rungs.rung_get("bf16_gemm", "01_naive").source,
+        starter_name="01_naive.cu",
+        reference_step="bf16_gemm/triton_01_tiled_dot.py",
+        arch="sm_90a",
+    )
+
+
+def test_the_triton_rungs_have_pages_and_a_sequence_of_their_own_beside_the_cuda_ladder():
+    triton = rungs.triton_rungs()
+    assert {r.problem for r in triton} == {"softmax", "rmsnorm", "bf16_gemm", "attention"}
+    for rung in triton:
+        assert rung.is_triton and rung.language_name == "Triton" and rung.filename.endswith(".py")
+        assert rung.title and rung.notes and not rung.title.startswith("Triton 01"), rung
+        assert (
+            rung.label == f"Triton rung {rung.number:02d}"
+            and rung.get_absolute_url() == f"/rungs/{rung.problem}/{rung.stem}/"
+        )
+        assert rungs.rung_get(rung.problem, rung.stem) is rung and rungs.rung_named(rung.problem, rung.ref) is rung
+        # Not on the CUDA ladder, whose numbers they do not share: their own sequence, the ladder beside them.
+        assert rung not in rungs.rungs_all()
+        assert rungs.rungs_of(rung) == [r for r in triton if r.problem == rung.problem]
+        cuda = [r for r in rungs.rungs_all() if r.problem == rung.problem]
+        assert cuda and rungs.rungs_beside(rung) == cuda
+        assert rungs.rung_neighbours(rung) == (None, None)
+    gemm = rungs.rung_get("bf16_gemm", "triton_01_tiled_dot")
+    assert gemm.title.startswith("128 x 256 tiles of tl.dot")
+    assert [paragraph.split(":")[0] for paragraph in gemm.notes] == [
+        "Change versus the CUDA ladder", "Order", "Wide loads", "Prediction",
+    ]  # fmt: skip
+    assert rungs.rung_get("sgemm", "01_naive").label == "rung 01" and not rungs.rung_get("sgemm", "01_naive").is_triton
+    assert rungs.rung_named("bf16_gemm", "bf16_gemm/example_triton.py") is None
+
+
+def test_a_triton_rungs_page_names_its_language_shows_python_and_no_figure_until_one_is_measured(taught_in_triton):
+    client = client_for(make_visitor("active"))
+    body = client.get(TRITON_GEMM).content.decode()
+    assert "Triton rung 01: 128 x 256 tiles of tl.dot" in body and "Language <strong>Triton</strong>" in body
+    assert 'class="language-python"' in body and '<span class="kn">import</span>' in body  # Python's colours
+    gemm = rungs.rung_get("bf16_gemm", "triton_01_tiled_dot")
+    assert body.count('class="numbered__line"') == len(gemm.source.splitlines())
+    assert "Wide loads: N and K are multiples of 8" in body  # its docstring, as notes
+    assert "Line diff" not in body and "The first of its problem's kernels in Triton" in body
+    assert "Not measured on this site's GPUs yet." in body and "TFLOP/s" not in body
+    # Its own sequence, and the CUDA ladder of the problem beside it.
+    assert "The bf16_gemm kernels in Triton" in body and 'href="/rungs/bf16_gemm/04_cluster_persistent/"' in body
+    # Once the judge has measured it, its figures show as a CUDA rung's do (here, a stand-in stored by file name).
+    row = next(r for r in json.loads(FIXTURE.read_text())["results"] if r["step"] == "04_cluster_persistent.cu")
+    reference_result_store(
+        problem="bf16_gemm", gpu_kind="h200", step="triton_01_tiled_dot.py", title=row["title"], result=row["result"]
+    )
+    measured_body = client.get(TRITON_GEMM).content.decode()
+    assert "Not measured on this site" not in measured_body and "M=4096 N=4096 K=4096" in measured_body
+
+
+def test_a_cuda_rungs_page_names_its_language_and_links_the_same_problem_in_triton(taught_in_triton):
+    body = client_for(make_visitor("active")).get("/rungs/bf16_gemm/02_tma_wgmma/").content.decode()
+    assert "Rung 02:" in body and "Language <strong>CUDA C++</strong>" in body and 'class="language-cuda"' in body
+    assert "The same problem in Triton" in body and f'href="{TRITON_GEMM}"' in body
+
+
+def test_an_exercise_written_for_triton_links_its_triton_rung_from_the_panel_and_the_ladders(taught_in_triton):
+    client = client_for(make_visitor("active"))
+    progress = client.get("/capsules/locked-two/progress/").content.decode()
+    assert f'href="{TRITON_GEMM}">rung triton_01_tiled_dot</a>' in progress
+    mine = client.get("/progress/").content.decode()
+    assert f'bf16_gemm · <a href="{TRITON_GEMM}">Triton rung 01</a>' in mine

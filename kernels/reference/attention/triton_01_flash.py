@@ -1,25 +1,24 @@
-"""Attention forward in Triton (issue 46): FlashAttention-2's loop, one 128-query tile of one (batch, head) per
-program, for head_dim 64 and 128, causal or not.
+"""Triton 01 - FlashAttention-2's loop: one 128-query tile of one (batch, head) per program, head_dim 64 and 128
 
-The program loads its Q tile once and keeps it; K and V stream through in BLOCK_N-key tiles (Triton's pipeliner
-keeps `num_stages` of them in flight through shared memory). For each tile: S = Q K^T on the tensor cores (FP32),
-scaled by log2(e) / sqrt(head_dim) so that exp2 does the exponentials; the running row maximum m and sum (denom) are
-FP32, the accumulator O = sum P V is FP32 and is rescaled by exp2(m_old - m_new) whenever the maximum grows (the
-shift that keeps logits of 100-200 from overflowing); P is rounded to BF16 only as the tensor-core operand of
-P V, which the contract allows. At the end O / l is rounded once to BF16. The score workspace S is not touched.
-
-Key tiles are in two loops: the tiles every query row of the program sees in full (all keys before the query
+Change versus the CUDA ladder: the same online softmax written as blocks of data. The program loads its Q tile once
+and keeps it; K and V stream through in BLOCK_N-key tiles (Triton's pipeliner keeps num_stages of them in flight
+through shared memory). For each tile: S = Q K^T on the tensor cores (FP32), scaled by log2(e) / sqrt(head_dim) so
+that exp2 does the exponentials; the running row maximum m and sum are FP32, the accumulator O = sum P V is FP32
+and is rescaled by exp2(m_old - m_new) whenever the maximum grows (the shift that keeps logits of 100-200 from
+overflowing); P is rounded to BF16 only as the tensor-core operand of P V, which the contract allows. At the end
+O / l is rounded once to BF16. The score workspace S is not touched.
+Masks: key tiles are in two loops. The tiles every query row of the program sees in full (all keys before the query
 tile when causal; every whole tile when not) run without masks, then the few tiles that need one: the diagonal
 tiles when causal (keys after the query are -inf), the ragged last tile (keys past seq). Causal programs skip the
-tiles above the diagonal entirely, and take their query tiles last-first, so the programs with the most keys
-start first and the short ones fill the tail. Every row's first tile holds key 0, which every query sees, so the
-running maximum is finite from the first tile on (no -inf - -inf).
-
-head_dim is a size the kernel gets at run time, but Triton needs it as a constexpr: the plan launches one build
-for 64 (128 x 128 tiles) and one for 128 (128 x 64 tiles, what fits three stages of K and V beside Q in shared
-memory), and each build's programs do nothing unless head_dim is theirs; the other build's grid shrinks to a
-single program. It should reach a large fraction of FlashAttention-2's speed on the H200 at the benchmark shapes
-(head_dim 128), below the CUDA wgmma/TMA rung (attention/04); how far is what its first GPU run measures.
+tiles above the diagonal entirely, and take their query tiles last-first, so the programs with the most keys start
+first and the short ones fill the tail. Every row's first tile holds key 0, which every query sees, so the running
+maximum is finite from the first tile on (no -inf - -inf).
+Builds: head_dim is a size the kernel gets at run time, but Triton needs it as a constexpr: the plan launches one
+build for 64 (128 x 128 tiles) and one for 128 (128 x 64 tiles, what fits three stages of K and V beside Q in
+shared memory), and each build's programs do nothing unless head_dim is theirs; the other build's grid shrinks to
+a single program.
+Prediction: a large fraction of FlashAttention-2's speed at the benchmark shapes (head_dim 128), below CUDA rung 04
+(wgmma and TMA written by hand).
 """
 
 import triton

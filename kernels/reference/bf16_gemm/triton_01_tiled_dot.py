@@ -1,23 +1,22 @@
-"""BF16 GEMM in Triton (issue 46): C = alpha * A B + beta * C, one 128 x 256 tile of C per program.
+"""Triton 01 - 128 x 256 tiles of tl.dot, three stages, grouped program order: the GEMM in one screen of Python
 
-Each program walks K in 64-wide slices: a 128 x 64 tile of A and a 64 x 256 tile of B go to shared memory and
-`tl.dot` multiplies them on the tensor cores (wgmma on sm_90a) into an FP32 accumulator held in registers, 128
-values a thread over 8 warps. `num_stages = 3` lets Triton's software pipeliner keep two slices in flight
-(cp.async into a 3-deep ring, 144 KB of shared memory) while the third is multiplied. The programs run in a
-grouped order: GROUP_M tile rows sweep the tile columns together, so the B panels they share and their own A
-panels are read from L2 rather than from memory (what the CUDA rungs' rasterisation does). The epilogue reads C,
-computes alpha * acc + beta * C in FP32 and rounds once to BF16 (round to nearest even).
-
-The contract's promises are what make the loads wide: N and K are multiples of 8, so a row of A, B or C is whole
-16-byte chunks, and the arrays are 16-byte aligned (the judge tells Triton so). Triton cannot see the first,
-so the kernel writes the strides as (N // 8) * 8 and (K // 8) * 8: equal to N and K by the contract, and
-provably multiples of 8 to Triton's alignment analysis, which then issues 16-byte cp.async copies and
-8-wide masks. Ragged edges (M anywhere, N and K off the tile sizes) are masked: reads past them load zeros and
-add nothing, writes past them are dropped. Tile bases are 64-bit, so no offset overflows at any M.
-
-Against the CUDA rungs (bf16_gemm/02-04: TMA, wgmma, warp specialisation, clusters), this is the
-"one screen of Python" point: no TMA descriptors, no warp specialisation, no persistent scheduling. It should
-reach a large fraction of cuBLAS at 4096^3 and 8192^3 on the H200; how large is what its first GPU run measures.
+Change versus the CUDA ladder: no TMA descriptors, no warp specialisation, no persistent scheduling. Each program
+computes one 128 x 256 tile of C, walking K in 64-wide slices: a 128 x 64 tile of A and a 64 x 256 tile of B go to
+shared memory and tl.dot multiplies them on the tensor cores (wgmma on sm_90a) into an FP32 accumulator held in
+registers, 128 values a thread over 8 warps. num_stages = 3 lets Triton's software pipeliner keep two slices in
+flight (cp.async into a 3-deep ring, 144 KB of shared memory) while the third is multiplied.
+Order: the programs run in a grouped order, GROUP_M tile rows sweeping the tile columns together, so the B panels
+they share and their own A panels are read from L2 rather than from memory (what the CUDA rungs' rasterisation
+does). The epilogue reads C, computes alpha * acc + beta * C in FP32 and rounds once to BF16 (round to nearest
+even).
+Wide loads: N and K are multiples of 8, so a row of A, B or C is whole 16-byte chunks, and the arrays are 16-byte
+aligned (the judge tells Triton so). Triton cannot see the first, so the kernel writes the strides as (N // 8) * 8
+and (K // 8) * 8: equal to N and K by the contract, and provably multiples of 8 to Triton's alignment analysis,
+which then issues 16-byte cp.async copies and 8-wide masks. Ragged edges (M anywhere, N and K off the tile sizes)
+are masked: reads past them load zeros and add nothing, writes past them are dropped. Tile bases are 64-bit, so no
+offset overflows at any M.
+Prediction: a large fraction of cuBLAS at 4096^3 and 8192^3, below CUDA rung 04 (clusters, TMA multicast, a
+persistent scheduler), which Triton's model does not express.
 """
 
 import triton

@@ -1,19 +1,17 @@
-"""RMSNorm in Triton (issue 46): one program per row, the whole row in registers where it fits, two passes over
-it where it does not.
+"""Triton 01 - one program per row: the whole row in registers where it fits, two passes over it where it does not
 
-`rmsnorm_row` (hidden <= 4096, the 8192 x 4096 benchmark): the program loads its BF16 row once (16 values a
-thread over 8 warps), widens it to FP32, sums the squares in FP32 (a tree over the lanes, no BF16 on the way),
-takes r = 1 / sqrt(mean + eps) once per row, each step correctly rounded (div_rn, sqrt_rn), so the work per
-element is two multiplications, and writes bf16(x * r * w), rounded once to nearest even: x and w read once, y
-written once. `rmsnorm_looped` (longer rows): 16 warps sum the squares over 4096-wide chunks into FP32 lanes,
-then read the row again (from L2) to write it. Lanes past the row load 0 and add nothing; memory past the ends is
-never read.
-
-No alignment beyond 2 bytes is promised, so the loads are 2-byte (coalesced, many in flight a thread); the CUDA
-rung (rmsnorm/02_row_in_registers) checks the alignment at run time for its 16-byte path, which this rung does
-not. Each build's programs do nothing unless the row length is theirs, and the other build's grid shrinks to one
-program (the 4096 in the grids is ROW_BLOCK). It should run near the copy bandwidth at 8192 x 4096; its first
-GPU run measures how near.
+Change versus the CUDA ladder: the same problem written as blocks of data, not threads. Two builds of the file, one
+per kind of row, are launched at every shape; the one a shape is not for gets a grid of one program, which returns
+at once (the 4096 in the grids is ROW_BLOCK).
+Rows of up to 4096 (the 8192 x 4096 benchmark), rmsnorm_row: the program loads its BF16 row once (16 values a thread
+over 8 warps), widens it to FP32, sums the squares in FP32 (a tree over the lanes, no BF16 on the way), takes
+r = 1 / sqrt(mean + eps) once per row, each step correctly rounded (div_rn, sqrt_rn), so the work per element is
+two multiplications, and writes bf16(x * r * w), rounded once to nearest even: x and w read once, y written once.
+Longer rows, rmsnorm_looped: 16 warps sum the squares over 4096-wide chunks into FP32 lanes, then read the row
+again (from L2) to write it. Lanes past the row load 0 and add nothing; memory past the ends is never read.
+Alignment: none beyond 2 bytes is promised, so the loads are 2-byte (coalesced, many in flight a thread); CUDA rung
+02 checks the alignment at run time for its 16-byte path, which this rung does not.
+Prediction: near the copy bandwidth at 8192 x 4096.
 """
 
 import triton

@@ -1,20 +1,21 @@
-"""Row softmax in Triton (issue 46): one program per row, the whole row in registers where it fits, an online
-two-pass loop where it does not.
+"""Triton 01 - one program per row: the whole row in registers where it fits, an online two-pass loop where it does not
 
-`softmax_row` (cols <= 4096, the 4096 x 4096 benchmark): the program loads its row once into registers (16 values
-a thread over 8 warps), takes the maximum, exp2((x - max) * log2 e), the sum, and writes exp * (1 / sum): x read
-once, y written once, the 8 bytes an element of the roofline. Lanes past the row load -inf and add 0.
-`softmax_looped` (longer rows, the 32 x 131072 benchmark): 16 warps stream the row in 4096-wide chunks keeping
-a running maximum and sum per lane (the sum rescaled by exp2((old - new) * log2 e) when the maximum grows), fold
-the lanes into the row's maximum and sum, then read the row again (from L2: a row is at most a few hundred KB)
-to write it. The first chunk is whole (cols > 4096), so every lane's maximum is finite from then on.
-
-The difference x - max is taken before the multiplication by log2 e: x * log2 e rounded at |x| near 1e4 would be
-off by 1e-3 in the exponent, over the tolerance. Everything is FP32. No alignment beyond 4 bytes is promised, so
-loads are 4-byte (coalesced, many in flight a thread). Each build's programs do nothing unless the row length is
-theirs, and the other build's grid shrinks to one program (the 4096 in the grids is ROW_BLOCK). It should run
-near the copy bandwidth at 4096 x 4096; 32 long rows use only 32 SMs, which the CUDA cluster rung
-(softmax/03_cluster_split) avoids: its first GPU run measures both.
+Change versus the CUDA ladder: the same problem written as blocks of data, not threads. A program owns a row; Triton
+spreads its lanes over the warps, makes the reductions, and chooses the loads. Two builds of the file, one per
+kind of row, are launched at every shape; the one a shape is not for gets a grid of one program, which returns at
+once (the 4096 in the grids is ROW_BLOCK).
+Rows of up to 4096 (the 4096 x 4096 benchmark), softmax_row: the program loads its row once into registers
+(16 values a thread over 8 warps), takes the maximum, exp2((x - max) * log2 e), the sum, and writes exp * (1 / sum):
+x read once, y written once, the 8 bytes an element of the roofline. Lanes past the row load -inf and add 0.
+Longer rows (the 32 x 131072 benchmark), softmax_looped: 16 warps stream the row in 4096-wide chunks keeping a
+running maximum and sum per lane (the sum rescaled by exp2((old - new) * log2 e) when the maximum grows), fold the
+lanes into the row's maximum and sum, then read the row again (from L2: a row is at most a few hundred KB) to write
+it. The first chunk is whole (cols > 4096), so every lane's maximum is finite from then on.
+Precision: the difference x - max is taken before the multiplication by log2 e; x * log2 e rounded at |x| near 1e4
+would be off by 1e-3 in the exponent, over the tolerance. Everything is FP32. No alignment beyond 4 bytes is
+promised, so the loads are 4-byte (coalesced, many in flight a thread).
+Prediction: near the copy bandwidth at 4096 x 4096. The 32 long rows use only 32 SMs, which the CUDA cluster rung
+(03) avoids by splitting each row over a cluster; this rung does not, so it should trail there.
 """
 
 import triton
