@@ -299,7 +299,7 @@ def _read_exercise(path: Path, raw, book_folder: Path) -> ExerciseData:
                 f"{where}: reference {reference!r} must name a rung of the ladder, e.g. reference/08_warptiling.cu",
                 2,
             )
-        _starter_path(path, reference, problem, book_folder, field="reference")
+        _starter_path(path, reference, problem, book_folder, field="reference", suffixes=(".cu", ".py"))
     return ExerciseData(
         problem=problem,
         title=str(raw["title"]),
@@ -313,9 +313,13 @@ def _read_exercise(path: Path, raw, book_folder: Path) -> ExerciseData:
     )
 
 
-def _starter_path(path: Path, starter: str, problem: str, book_folder: Path, field: str = "starter") -> Path:
+def _starter_path(
+    path: Path, starter: str, problem: str, book_folder: Path, field: str = "starter", suffixes: tuple = (".cu",)
+) -> Path:
     """`reference/NN_name.cu` is a rung of the judge's ladder (kernels/reference), `example` the problem's
-    example.cu, anything else a file inside the book folder."""
+    example.cu, anything else a file inside the book folder. A `reference` may also be a Triton rung,
+    `reference/<problem>/triton_NN_name.py` (issue 46: the book's kernel for a step written in Triton); a starter is
+    CUDA (the editor's Triton text is the problem's own Triton starter)."""
     import kernels
 
     library = Path(kernels.__file__).parent
@@ -326,8 +330,11 @@ def _starter_path(path: Path, starter: str, problem: str, book_folder: Path, fie
     else:
         candidate, root = book_folder / starter, book_folder
     candidate = candidate.resolve()
-    if not candidate.is_relative_to(root.resolve()) or candidate.suffix != ".cu":
-        raise ImportFileError(path, f"exercise: {field} {starter!r} must be a .cu file inside {root.name}/", 2)
+    if not candidate.is_relative_to(root.resolve()) or candidate.suffix not in suffixes:
+        kinds = " or ".join(suffixes)
+        raise ImportFileError(path, f"exercise: {field} {starter!r} must be a {kinds} file inside {root.name}/", 2)
+    if candidate.suffix == ".py" and not candidate.name.startswith("triton_"):
+        raise ImportFileError(path, f"exercise: {field} {starter!r}: a Triton rung's name is triton_NN_name.py", 2)
     if not candidate.is_file():
         raise ImportFileError(path, f"exercise: {field} file not found: {starter}", 2)
     return candidate

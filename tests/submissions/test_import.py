@@ -74,7 +74,7 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     paged = lambda step: ladder["paged_decode", step].pct_of_roofline  # noqa: E731
     assert paged("03_page_ring.cu") > 90 > paged("02_split_kv.cu") > 70 > 10 > paged("01_naive.cu")
     call_command("load_demo")  # again: nothing doubles
-    assert ReferenceResult.objects.count() == 45 and Exercise.objects.count() == 33
+    assert ReferenceResult.objects.count() == 45 and Exercise.objects.count() == 34
     # Issue 14: an exercise on each capsule of its table, from the naive rung, with the book's best rung beside
     # (and issue 16's paged decode on 55).
     ladders = ("vector_add", "sgemm", "hgemm", "bf16_gemm", "attention")
@@ -88,11 +88,15 @@ def test_the_demo_attaches_the_exercises_of_the_issue_and_the_ladder_measured_on
     # Issue 15: the Hopper capsules climb the bf16_gemm ladder, each from the previous rung, for sm_90a (wgmma,
     # setmaxnreg and multicast exist only there), with the book's best rung beside.
     bf16 = sorted((KERNELS / "reference" / "bf16_gemm").glob("0*.cu"))
-    assert {n for n, e in exercises.items() if e.problem == "bf16_gemm"} == {59, 60, 61}
+    assert {n for n, e in exercises.items() if e.problem == "bf16_gemm"} == {59, 60, 61, 67}
     for n, starter in zip((59, 60, 61), bf16[:3], strict=True):
         assert exercises[n].starter_name == starter.name and exercises[n].starter_source == starter.read_text()
         assert exercises[n].reference_step == "bf16_gemm/04_cluster_persistent.cu" and exercises[n].arch == "sm_90a"
     assert exercises[61].starter_name == "03_warp_specialized.cu"
+    # Issue 46: capsule 67's exercise is written for Triton: the book's kernel for it is the Triton rung (the editor's
+    # Triton text is the problem's own Triton starter; the exercise's starter stays the naive CUDA rung).
+    assert exercises[67].reference_step == "bf16_gemm/triton_01_tiled_dot.py" and exercises[67].arch == "sm_90a"
+    assert exercises[67].starter_name == "01_naive.cu" and "Triton" in exercises[67].statement
     # Issue 16: the attention capsules climb the attention ladder (51 and 52 from the naive three-kernel plan, 53
     # from the fused rung, 54 from the FA2 rung for sm_90a), the book's best rung beside; decode from its naive rung.
     attention = {n: e for n, e in exercises.items() if e.problem == "attention"}
@@ -147,6 +151,13 @@ def test_the_import_command_lists_exercise_changes(db, book, capsys):
         (('  title: "Coalesce it"\n', ""), "missing required field(s): title"),
         (("  starter:", "  reference: example\n  starter:"), "reference 'example' must name a rung of the ladder"),
         (("  starter:", "  reference: reference/99_missing.cu\n  starter:"), "reference file not found"),
+        # Issue 46: a reference may be a Triton rung, a starter may not (the editor's Triton text is the problem's).
+        (("reference/01_naive.cu", "reference/bf16_gemm/triton_01_tiled_dot.py"), "must be a .cu file inside"),
+        (
+            ("  starter:", "  reference: reference/../problems/vector_add/example_triton.py\n  starter:"),
+            "must be a .cu or .py file inside reference/",
+        ),
+        (("  starter:", "  reference: reference/autotune.py\n  starter:"), "a Triton rung's name is triton_NN_name.py"),
     ],
 )
 def test_a_bad_exercise_fails_the_import_with_its_file_and_changes_nothing(db, book, change, message):
@@ -155,6 +166,13 @@ def test_a_bad_exercise_fails_the_import_with_its_file_and_changes_nothing(db, b
         book_import(folder=book)
     assert message in str(caught.value) and str(path) in str(caught.value)
     assert not Exercise.objects.exists()
+
+
+def test_an_exercise_may_name_a_triton_rung_as_the_books_kernel(db, book):
+    block = EXERCISE.replace("  starter:", "  reference: reference/softmax/triton_01_rows.py\n  starter:")
+    with_exercise(book, 1, block.replace("problem: sgemm", "problem: softmax"))
+    book_import(folder=book)
+    assert Exercise.objects.get().reference_step == "softmax/triton_01_rows.py"
 
 
 def test_a_starter_without_a_launch_plan_is_refused(db, book):
