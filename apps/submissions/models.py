@@ -275,3 +275,33 @@ class ProfileFinding(models.Model):
 
     def __str__(self):
         return f"{self.rule} ({self.severity:.2f})"
+
+
+class Disassembly(models.Model):
+    """The SASS of a submission's cubins (issue 46), made on request for the report's "PTX / SASS" section and kept.
+
+    Kept as a row rather than in the cache: cuobjdump reads reader-built cubins, so it runs on a compile worker (the
+    node kind that takes reader input and checks its sandbox at start, kernels/disasm.py), and a judge worker has no
+    shared cache (config/settings/judge_worker.py): its answer comes back through the database either way. A row also
+    outlives cache evictions and restarts, is read only by the section's own view (never with the submission: the
+    report's queries do not touch it), and goes with the submission (CASCADE: an account's deletion takes it). It
+    records the digest of the cubins it was made from, so that a staff re-run, which compiles again, is disassembled
+    again rather than shown the old code's SASS. The PTX needs no row: the compile keeps it in `compiled`."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a compile worker"
+        DONE = "done", "Disassembled"  # `result` holds a listing per cubin (or cuobjdump's word on a bad one)
+        FAILED = "failed", "Not disassembled"  # no listing: the tool missing, the time limit; asked again later
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="disassembly")
+    cubins_sha256 = models.CharField(max_length=64, help_text="Of the cubins it was made from, in order")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    result = models.JSONField(null=True, blank=True, help_text="kernels.results.SassResult JSON")
+    requested_at = models.DateTimeField(help_text="When it was (last) queued")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "disassemblies"
+
+    def __str__(self):
+        return f"disassembly of {self.submission_id}: {self.status}"

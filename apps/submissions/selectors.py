@@ -4,6 +4,7 @@ pipeline's), then what the reader-facing pages show."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import re
 from dataclasses import dataclass
@@ -771,3 +772,90 @@ def profile_report_path(submission: Submission):
     if not path.is_relative_to(root) or not path.is_file():
         return None
     return path
+
+
+# --- PTX and SASS (issue 46) ---------------------------------------------------------------------------------------
+
+
+def compiled_code(submission: Submission) -> list[tuple[str, bytes, str]]:
+    """(name, cubin, PTX) of what a submission compiled to, in the order the report shows them: CUDA's one file
+    ("submission.cu"), or each Triton build, named as its resource report names it ("softmax (build 2)" where a kernel
+    has several). [] before the compile, after a failed one, or for a result without cubins."""
+    from kernels import CompileResult
+    from kernels.triton_launch import build_names
+
+    if not submission.compiled:
+        return []
+    compiled = CompileResult.from_dict(submission.compiled)
+    if not compiled.ok:
+        return []
+    if compiled.language == Submission.Language.TRITON:
+        return [(n, k.cubin, k.ptx) for n, k in zip(build_names(compiled), compiled.triton_kernels, strict=True)]
+    return [("submission.cu", compiled.cubin, compiled.ptx)] if compiled.cubin else []
+
+
+def cubins_digest(code: list[tuple[str, bytes, str]]) -> str:
+    """What a Disassembly was made from: the cubins in order (a re-run that compiled again has other cubins)."""
+    digest = hashlib.sha256()
+    for name, cubin, _ptx in code:
+        digest.update(f"{name}\0{len(cubin)}\0".encode())
+        digest.update(cubin)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class AssemblyListing:
+    name: str  # "submission.cu", or a Triton build's name
+    ptx: str  # "" where the PTX was not kept (compiled before it was)
+    sass: str  # "" until disassembled, or where cuobjdump refused the cubin (`sass_error`)
+    sass_error: str
+    sass_truncated: bool
+
+
+@dataclass(frozen=True)
+class AssemblyView:
+    """The report's "PTX / SASS" section (templates/submissions/_assembly.html)."""
+
+    compiled: bool  # False: nothing to show yet (not compiled, or the compile failed)
+    listings: list[AssemblyListing]
+    ptx_by: str  # "NVRTC 12.9", "Triton 3.9.0"
+    ptx_kept: bool  # False for a submission compiled before the PTX was kept
+    pending: bool  # the SASS is being made: the section asks again
+    sass_by: str  # "cuobjdump 13.1"
+    message: str  # why there is no SASS (the tool's or the judge's words), or ""
+
+
+def assembly_view(submission: Submission, disassembly=None) -> AssemblyView:
+    """What the section shows of a submission's code and of its Disassembly (None: not asked for yet)."""
+    from kernels.results import SassResult
+
+    code = compiled_code(submission)
+    compiled = submission.compiled or {}
+    if submission.is_triton:
+        ptx_by = f"Triton {compiled.get('triton_version') or ''}".strip()
+    else:
+        ptx_by = f"NVRTC {compiled.get('nvrtc_version') or ''}".strip()
+    current = disassembly is not None and disassembly.cubins_sha256 == cubins_digest(code)
+    result = SassResult.from_dict(disassembly.result) if current and disassembly.result else None
+    by_name = {listing.name: listing for listing in result.listings} if result else {}
+    listings = []
+    for name, _cubin, ptx in code:
+        sass = by_name.get(name)
+        listings.append(
+            AssemblyListing(
+                name=name,
+                ptx=ptx,
+                sass=sass.sass if sass else "",
+                sass_error=sass.error if sass else "",
+                sass_truncated=bool(sass and sass.truncated),
+            )
+        )
+    return AssemblyView(
+        compiled=bool(code),
+        listings=listings,
+        ptx_by=ptx_by,
+        ptx_kept=any(listing.ptx for listing in listings),
+        pending=bool(code) and (not current or disassembly.status == disassembly.Status.PENDING),
+        sass_by=result.tool if result else "",
+        message=result.message if result and not result.listings else "",
+    )

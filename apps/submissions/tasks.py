@@ -51,6 +51,19 @@ def submission_judge_task(self, submission_id: int) -> None:
         raise
 
 
+@shared_task(
+    name="submissions.disassemble",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=90,
+    time_limit=120,
+)
+def disassembly_make_task(disassembly_id: int) -> None:
+    # On the `compile` queue (CELERY_TASK_ROUTES): cuobjdump reads reader-built cubins, in the judge's confined child
+    # with a 30 s timeout (kernels/disasm.py); these limits are the safety net.
+    services.disassembly_make(disassembly_id=disassembly_id)
+
+
 @shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60)
 def submission_sweep_task() -> None:
     services.submission_sweep()

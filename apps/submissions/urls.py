@@ -10,6 +10,7 @@ urlpatterns = [
     path("capsules/<slug:slug>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("submissions/<uuid:public_id>/", views.detail, name="detail"),
     path("submissions/<uuid:public_id>/diff/", views.diff, name="diff"),
+    path("submissions/<uuid:public_id>/assembly/", views.assembly, name="assembly"),
     path("submissions/<uuid:public_id>/profile.ncu-rep", views.profile_report, name="profile-report"),
     path("rungs/<slug:problem>/<slug:step>/", views.rung, name="rung"),
     path("staff/judge/", views.queues, name="queues"),

@@ -191,6 +191,25 @@ def profile_report(request, public_id):
 @require_GET
 @login_required
 @private_page
+def assembly(request, public_id):
+    """The report's "PTX / SASS" section, loaded on request: for the submission's owner and staff only (404 for
+    anyone else, as the report itself). The first look queues the disassembly on a compile worker; the section asks
+    again every second while it is pending (htmx), and a page of its own answers without JavaScript."""
+    submission = _submission_or_404(request, public_id)
+    disassembly = services.disassembly_request(submission=submission)
+    context = {
+        "submission": submission,
+        "exercise": submission.exercise,
+        "capsule": submission.exercise.capsule,
+        "view": selectors.assembly_view(submission, disassembly),
+    }
+    template = "submissions/_assembly.html" if request.htmx else "submissions/assembly.html"
+    return render(request, template, context)
+
+
+@require_GET
+@login_required
+@private_page
 def diff(request, public_id):
     submission = _submission_or_404(request, public_id)
     against = request.GET.get("against", "")

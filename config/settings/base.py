@@ -2,6 +2,7 @@
 from environment variables (config/env.py); the per-environment modules only change
 defaults and switch on what that environment needs."""
 
+import importlib.util
 from pathlib import Path
 
 import dj_database_url
@@ -363,6 +364,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # named where they are enqueued (an explicit queue there wins over these routes).
 CELERY_TASK_ROUTES = {
     "submissions.compile": {"queue": "compile"},
+    "submissions.disassemble": {"queue": "compile"},  # cuobjdump on reader-built cubins: a judge worker's work
     "submissions.sweep": {"queue": "default"},
     "reading.*": {"queue": "default"},
     "apps.*": {"queue": "default"},
@@ -403,6 +405,22 @@ DEFAULT_GPU_KIND = env_str("DEFAULT_GPU_KIND", GPU_KINDS[0])
 # What the GPU worker's sandboxed child runs ("module:function"); tests point these at a CPU stand-in.
 SUBMISSIONS_JUDGE_JOB = env_str("SUBMISSIONS_JUDGE_JOB", "kernels.runner:judge_job")
 SUBMISSIONS_JUDGE_WARM_UP = env_str("SUBMISSIONS_JUDGE_WARM_UP", "kernels.gpu:warm_up")
+
+
+def _bundled_cuobjdump() -> str:
+    """kernels.disasm.bundled_cuobjdump(), found here without importing the judge: the cuobjdump (and its nvdisasm)
+    in Triton's wheel; the CUDA wheels the judge installs carry none (nvidia-cuda-nvcc-cu12 has ptxas alone)."""
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return str(
+        Path(next(iter(spec.submodule_search_locations))).resolve() / "backends" / "nvidia" / "bin" / "cuobjdump"
+    )
+
+
+# The report's SASS (issue 46): the cuobjdump a compile worker runs, confined, on a submission's cubins.
+SUBMISSIONS_CUOBJDUMP = env_str("SUBMISSIONS_CUOBJDUMP", "") or _bundled_cuobjdump()
+
 # A GPU worker's first child measures the GPU's ceilings; later children are handed them until they are this
 # old (or the device's identity changed: kernels/ceilings.py), then the next child measures again.
 GPU_CEILINGS_MAX_AGE_S = env_int("GPU_CEILINGS_MAX_AGE_S", 30 * 60)

@@ -8,11 +8,13 @@
 - `sweeper`: stuck submissions queued again or failed;
 - `staff`: re-runs and reviews of flagged results;
 - `reference`: the reference ladder measured, exported and loaded;
-- `profiling`: an accepted submission's Nsight Compute profile recorded with its findings (issue 43).
+- `profiling`: an accepted submission's Nsight Compute profile recorded with its findings (issue 43);
+- `disassembly`: the report's SASS, asked for, made by a compile worker, kept (issue 46).
 
 A submission's life: QUEUED -> COMPILING -> COMPILED -> RUNNING -> PASSED | FAILED | ERROR | TIMED_OUT.
 """
 
+from apps.submissions.services.disassembly import disassembly_make, disassembly_request
 from apps.submissions.services.exercises import exercise_save, exercises_import
 from apps.submissions.services.lifecycle import IN_PROGRESS, TRANSITIONS, TransitionRefused, web_status
 from apps.submissions.services.pipeline import (
@@ -47,6 +49,8 @@ __all__ = [
     "SubmissionRefused",
     "SweepReport",
     "TransitionRefused",
+    "disassembly_make",
+    "disassembly_request",
     "exercise_save",
     "exercises_import",
     "plan_into_source",
