@@ -24,7 +24,7 @@ pytestmark = pytest.mark.gpu
 BAD = Path(__file__).parent / "bad" / "triton"
 MANIFEST = tomllib.loads((BAD / "manifest.toml").read_text())["bad"]
 GPU_BAD = [entry for entry in MANIFEST if entry["stage"] == "gpu"]
-STARTERS = ["vector_add", "softmax"]  # the problems with an example_triton.py
+STARTERS = sorted(p.parent.name for p in problems.PROBLEMS_DIR.glob("*/example_triton.py"))  # every problem's
 
 CHECK_ONLY = JudgeOptions(bench=False, timeout_s=60)
 QUICK_BENCH = JudgeOptions(time_budget_s=1.0, min_rounds=3, timeout_s=120)
@@ -53,12 +53,13 @@ def test_the_triton_starter_is_accepted_and_timed(gpu_judge, problem):
     for bench in result.benchmarks:
         assert bench.candidate.samples >= 3 and bench.rounds_checked == bench.candidate.samples
         assert bench.pct_of_baseline > 0 and 0 < bench.pct_of_roofline <= 105
-    # The resource report: the loaded function's registers (cuFuncGetAttribute), Triton's warps and shared memory.
-    (kernel,) = result.kernels
-    build = compiled.triton_kernels[0]
-    assert kernel.name == build.kernel and kernel.lowered_name == build.symbol
-    assert kernel.registers > 0 and kernel.max_threads_per_block >= 32 * build.num_warps
-    assert kernel.num_warps == build.num_warps and kernel.dynamic_shared_bytes == build.shared_bytes
+    # The resource report, per build (a starter's builds are of distinct kernels, so each is named by its kernel):
+    # the loaded function's registers (cuFuncGetAttribute), Triton's warps and shared memory.
+    assert len(result.kernels) == len(compiled.triton_kernels)
+    for kernel, build in zip(result.kernels, compiled.triton_kernels, strict=True):
+        assert kernel.name == build.kernel and kernel.lowered_name == build.symbol
+        assert kernel.registers > 0 and kernel.max_threads_per_block >= 32 * build.num_warps
+        assert kernel.num_warps == build.num_warps and kernel.dynamic_shared_bytes == build.shared_bytes
     assert result.to_json()
 
 
