@@ -30,6 +30,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 DEMO_BOOK = Path(__file__).resolve().parents[2] / "content" / "kernel-engineering"
 PROGRESS = "/capsules/kernel-1-naive/progress/"
+# An exercise whose problem (vector_add) has a Triton starter: its form offers Triton beside CUDA C++ (issue 46).
+TRITON_PROGRESS = "/capsules/your-first-kernel-end-to-end/progress/"
+EDITOR_MODE = "document.querySelector('.submission-form .django-ace-widget').editor.session.getMode().$id"
 FINISHED = {"passed", "failed", "error", "timed_out"}
 # Records every status the latest submission shows, as htmx swaps them in: proof the page changed live.
 WATCH_STATUS = """() => {
@@ -135,6 +138,16 @@ def test_a_subscriber_submits_watches_it_judged_sees_a_compile_error_and_submits
     expect(page.locator("main")).to_contain_text("CPU stand-in")
     shoot(page, shots, "03-report")
     problems["report"] = axe_problems(page)
+    # PTX / SASS on request: the compile worker disassembles the cubin; the section asks until it is there.
+    page.get_by_role("link", name="Show the PTX and SASS").click()
+    sass = page.locator("#assembly-body pre[aria-label='SASS of submission.cu']")
+    expect(sass).to_contain_text("Function : _Z11sgemm_naive", timeout=60_000)  # the kernel's C++ (mangled) name
+    expect(page.locator("#assembly-body")).to_contain_text(".visible .entry _Z11sgemm_naive")
+    page.locator("#assembly-body summary", has_text="SASS").click()
+    expect(sass).to_be_visible()
+    expect(sass).to_contain_text("FFMA")
+    shoot(page, shots, "03b-report-sass")
+    problems["report, PTX / SASS"] = axe_problems(page)
 
     # A broken file, uploaded: the compile error comes back with its line number and code.
     page.goto(live_server.url + PROGRESS)
@@ -182,6 +195,27 @@ def test_a_subscriber_submits_watches_it_judged_sees_a_compile_error_and_submits
     expect(page.locator(".gemm-ladder svg[role=img]:visible")).to_be_visible()
     shoot(page, shots, "07-my-progress")
     problems["my progress"] = axe_problems(page)
+
+    # Triton as a second language: choosing it puts the problem's Triton starter in the editor, coloured as Python,
+    # into the textarea that posts; choosing CUDA C++ again brings back the CUDA text as it was left.
+    page.goto(live_server.url + TRITON_PROGRESS)
+    expect(page.locator(".submission-form .ace_content")).to_contain_text("__global__ void vector_add")
+    assert page.evaluate(EDITOR_MODE) == "ace/mode/cuda"
+    page.locator(".submission-form .ace_content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("// my CUDA notes")
+    page.get_by_role("radio", name="Triton").check()
+    expect(page.locator(".submission-form .ace_content")).to_contain_text("@triton.jit")
+    expect(page.locator(".submission-form .ace_content")).to_contain_text("def vector_add(a_ptr, b_ptr, c_ptr, n")
+    assert page.evaluate(EDITOR_MODE) == "ace/mode/python"
+    triton_text = page.locator("textarea[name=source]").input_value()
+    assert triton_text == (DEMO_BOOK.parents[1] / "kernels/problems/vector_add/example_triton.py").read_text()
+    assert page.locator("input[name=upload]").get_attribute("accept").startswith(".py")
+    shoot(page, shots, "07b-triton-starter")
+    problems["progress page, Triton chosen"] = axe_problems(page)
+    page.get_by_role("radio", name="CUDA C++").check()
+    expect(page.locator(".submission-form .ace_content")).to_contain_text("// my CUDA notes")
+    assert page.evaluate(EDITOR_MODE) == "ace/mode/cuda"
 
     # On a phone: nothing scrolls sideways, the editor still fits.
     page.set_viewport_size({"width": 390, "height": 844})

@@ -245,6 +245,18 @@ def test_the_gpu_stage_takes_a_compiled_triton_submission(vector_add, reader):
     assert submission.status == Submission.Status.PASSED and submission.result["kernels"][0]["name"] == "vector_add"
 
 
+@confined
+def test_a_staff_rerun_of_a_triton_submission_compiles_it_as_triton_again(vector_add, reader, staff):
+    submission = submission_create(user=reader, exercise=vector_add, source=VECTOR_ADD_TRITON, language="triton")
+    Submission.objects.filter(pk=submission.pk).update(status=Submission.Status.FAILED, verdict="wrong_answer")
+    submission.refresh_from_db()
+    services.submission_rerun(submission=submission, by=staff)
+    services.submission_compile(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.language == "triton" and submission.status == Submission.Status.COMPILED
+    assert submission.compiled["language"] == "triton"
+
+
 # --- The pages ----------------------------------------------------------------------------------------------------
 
 
