@@ -275,10 +275,14 @@ def judge_submission(
     arch: str = compiler.DEFAULT_ARCH,
     options: JudgeOptions = JudgeOptions(),
     judge: GpuJudge | None = None,
+    language: str = "cuda",
 ) -> JudgeResult:
-    """Compile (unless given a CompileResult) and judge one submission; a temporary worker unless `judge`."""
+    """Compile (unless given a CompileResult) and judge one submission; a temporary worker unless `judge`.
+    `language`: "cuda", or "triton" for a Triton .py file (issue 46)."""
     compiled = (
-        submission if isinstance(submission, CompileResult) else compiler.compile_submission(submission, problem, arch)
+        submission
+        if isinstance(submission, CompileResult)
+        else compiler.compile_submission(submission, problem, arch, language=language)
     )
     if judge is not None:
         return judge.judge(compiled, options)
