@@ -59,14 +59,15 @@ EXPOSE 8000
 FROM app-base AS gpu
 COPY --from=builder-gpu /opt/venv /opt/venv
 COPY . /app
-RUN install -d -o app -g app /app/var
+# var/profiles exists in the image, owned by app, so that a new `profiles` volume mounted there is app's too.
+RUN install -d -o app -g app /app/var /app/var/profiles
 # Only the GPUs Docker reserved for this container are visible inside it, numbered from 0. A GPU worker runs readers'
 # kernels: the judge workers' settings, which need no secret of the site and refuse to start beside one.
 ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility \
     CUDA_VISIBLE_DEVICES=0 \
     DJANGO_SETTINGS_MODULE=config.settings.judge_worker
 USER app
-CMD ["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1", "--prefetch-multiplier", "1", "-l", "INFO"]
+CMD ["celery", "-A", "config", "worker", "-Q", "gpu.h200,gpu.h200.profile", "-c", "1", "--prefetch-multiplier", "1", "-l", "INFO"]
 
 
 FROM app-base AS runtime
@@ -80,7 +81,7 @@ RUN SECRET_KEY=collectstatic-build-only-not-a-secret \
     REDIS_URL=redis://localhost:6379/0 \
     python manage.py collectstatic --noinput \
  && rm -f /tmp/collectstatic.sqlite3 \
- && install -d -o app -g app /app/var
+ && install -d -o app -g app /app/var /app/var/profiles
 USER app
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
     CMD ["python", "/app/docker/healthcheck.py", "http://127.0.0.1:8000/health/"]

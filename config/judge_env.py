@@ -59,13 +59,16 @@ JUDGE_WORKER_VARIABLES = frozenset(
         "SENTRY_SEND_DEFAULT_PII",
     }
 )
-# ... and by family: the broker and Celery's limits, the GPU pool, the pipeline's deadlines, the judge library and
-# CUDA. No secret of the site is named so (SITE_SECRETS are refused even here).
+# ... and by family: the broker and Celery's limits, the GPU pool, the pipeline's deadlines, the profiles (issue 43:
+# a GPU worker queues them, runs ncu and writes the report under PROFILE_ROOT), the judge library and CUDA. No secret
+# of the site is named so (SITE_SECRETS are refused even here).
 JUDGE_WORKER_PREFIXES = (
     "CELERY_",
     "GPU_",
     "SUBMISSION_",
     "SUBMISSIONS_",
+    "PROFILE_",
+    "PROFILES_",
     "KERNELS_",
     "CUDA_",
     "CUPY_",

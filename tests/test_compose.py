@@ -463,7 +463,9 @@ def test_judge_workers_get_only_what_a_judge_worker_uses(services):
         assert not unused, f"{name} gets variables a judge worker does not use: {sorted(unused)}"
         assert not set(environment) & set(SITE_SECRETS)
         assert {"DATABASE_URL", "CELERY_BROKER_URL", "GPU_KINDS"} <= set(environment)
-        assert service.get("volumes") == [], f"{name} must not mount the appvar volume (EPUBs, media)"
+        # Issue 43: a GPU worker writes the profiles' reports into their own volume, which web serves; nothing else.
+        allowed = ["profiles:/app/var/profiles"] if name == "gpu-worker" else []
+        assert service.get("volumes") == allowed, f"{name} must not mount the appvar volume (EPUBs, media)"
 
 
 def test_the_site_secrets_reach_only_the_services_that_use_them(services):
@@ -557,7 +559,10 @@ def test_gpu_worker_runs_one_job_per_gpu(services):
     gpu = services["gpu-worker"]
     argv = command_of(gpu)
     info = check_celery(argv, "gpu-worker")
-    assert info["queues"] == ["gpu.h200"], f"gpu-worker consumes {info['queues']} (expected gpu.h200 by default)"
+    # Issue 43: judgements first, then the profiles of accepted kernels, in this order (queue_order_strategy).
+    assert info["queues"] == ["gpu.h200", "gpu.h200.profile"], (
+        f"gpu-worker consumes {info['queues']} (expected gpu.h200,gpu.h200.profile by default)"
+    )
     assert option(argv, "-c", "--concurrency") == "1", "one worker process per GPU: -c 1"
     assert option(argv, "--prefetch-multiplier") == "1", "a GPU worker must not reserve jobs: --prefetch-multiplier 1"
     devices = gpu["deploy"]["resources"]["reservations"]["devices"]
@@ -565,9 +570,8 @@ def test_gpu_worker_runs_one_job_per_gpu(services):
     assert "gpu" in devices[0]["capabilities"]
     assert len(devices[0].get("device_ids", [])) == 1 or devices[0].get("count") == 1, "exactly one GPU per container"
     assert "CUDA_VISIBLE_DEVICES" in gpu["environment"], "pin the process to its GPU with CUDA_VISIBLE_DEVICES"
-    assert info["queues"] == [f"gpu.{gpu['environment'].get('GPU_KIND')}"], (
-        "GPU_KIND (what the worker reports) names its queue"
-    )
+    kind = gpu["environment"].get("GPU_KIND")
+    assert info["queues"] == [f"gpu.{kind}", f"gpu.{kind}.profile"], "GPU_KIND (the kind it reports) names its queues"
     assert "gpu" in gpu.get("profiles", []), "the gpu-worker needs a GPU; keep it behind the `gpu` profile"
 
 

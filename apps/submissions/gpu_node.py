@@ -2,8 +2,9 @@
 
 Each worker owns one GPU: CUDA_VISIBLE_DEVICES=<its index> (so its judge's children see that device only, as
 device 0), one process (-c 1) that reserves nothing ahead (--prefetch-multiplier 1), the node name gpu<index>@host
-and the queue gpu.<kind>. Two jobs never share a GPU: the only process that runs jobs on it is its worker's pool
-process, one job at a time.
+and the queues gpu.<kind>, then gpu.<kind>.profile (issue 43: profiles of accepted kernels, taken only when no
+judgement waits, by the broker's queue_order_strategy "priority": config/settings/base.py). Two jobs never share a
+GPU: the only process that runs jobs on it is its worker's pool process, one job at a time.
 
 CUDA numbers devices fastest first unless told otherwise, nvidia-smi by PCI bus; CUDA_DEVICE_ORDER=PCI_BUS_ID
 makes index N the GPU that nvidia-smi lists as N, so that GPU N is the one an operator sees busy.
@@ -49,8 +50,21 @@ def listed_gpus(override: str = "") -> list[str]:
     return [m.group(1) for line in listing.stdout.splitlines() if (m := re.match(r"GPU (\d+):", line))]
 
 
+PROFILE_QUEUE_SUFFIX = ".profile"
+
+
+def profile_queue(kind: str) -> str:
+    """The queue of a GPU kind's profiles (issue 43), beside its judgements' `gpu.<kind>`."""
+    return f"gpu.{kind}{PROFILE_QUEUE_SUFFIX}"
+
+
+def gpu_queues(kind: str) -> str:
+    """What a GPU worker of `kind` consumes, as `-Q` takes it: judgements first, the order the broker serves them in."""
+    return f"gpu.{kind},{profile_queue(kind)}"
+
+
 def worker_command(gpu: str, kind: str, loglevel: str = "INFO") -> list[str]:
-    return ["celery", "-A", "config", "worker", "-Q", f"gpu.{kind}", "-c", "1", "-n", f"gpu{gpu}@%h"] + [
+    return ["celery", "-A", "config", "worker", "-Q", gpu_queues(kind), "-c", "1", "-n", f"gpu{gpu}@%h"] + [
         "--prefetch-multiplier",
         "1",
         "-l",

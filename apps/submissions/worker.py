@@ -3,10 +3,12 @@ heartbeat (GpuWorker rows: operators and the progress page see who is online).
 
 One GPU = one Celery worker with one process (README.md, "Operators"):
 
-    CUDA_VISIBLE_DEVICES=0 GPU_KIND=h200 celery -A config worker -Q gpu.h200 -c 1 -n gpu0@%h --prefetch-multiplier 1
+    CUDA_VISIBLE_DEVICES=0 GPU_KIND=h200 celery -A config worker -Q gpu.h200,gpu.h200.profile -c 1 -n gpu0@%h \
+        --prefetch-multiplier 1
 
-A worker is a GPU worker when it consumes a `gpu.<kind>` queue; CPU workers (`-Q default`, `-Q compile`)
-neither register nor start a judge. The signals are connected when this module is imported, from
+A worker is a GPU worker when it consumes a `gpu.<kind>` queue (or `gpu.<kind>.profile`, the profiles of accepted
+kernels, issue 43); CPU workers (`-Q default`, `-Q compile`) neither register nor start a judge. The signals are
+connected when this module is imported, from
 SubmissionsConfig.ready(): a Celery worker sets Django up first thing (Celery's Django fixup, in
 WorkController.__init__, before `celeryd_after_setup` and long before `worker_process_init`), so every signal
 below is connected before it is sent. Nothing here imports Django models at module level.
@@ -24,6 +26,8 @@ import threading
 
 from celery import signals
 
+from apps.submissions.gpu_node import PROFILE_QUEUE_SUFFIX
+
 logger = logging.getLogger(__name__)
 
 _node_name = ""  # the Celery node name (-n), learnt in the main process before the pool forks
@@ -38,7 +42,8 @@ def gpu_kind() -> str:
     worker must never report itself as a GPU that is online."""
     for queue in consumed_queues():
         if queue.startswith("gpu."):
-            return queue[4:]
+            # gpu.h200.profile is h200's too: a worker of profiles alone still reports the GPU it profiles on.
+            return queue[4:].removesuffix(PROFILE_QUEUE_SUFFIX)
     return ""
 
 

@@ -356,12 +356,19 @@ CONTENT_SECURITY_POLICY = {
 # Queues (ARCHITECTURE.md, "Settings and processes"): default work, NVRTC compiles on CPU nodes, and one queue per
 # GPU kind.
 GPU_KINDS = env_list("GPU_KINDS", ["h200"])
-CELERY_QUEUE_NAMES = ["default", "compile", *[f"gpu.{kind}" for kind in GPU_KINDS]]
+# Each GPU kind has two queues: its judgements (`gpu.<kind>`) and the profiles of accepted kernels
+# (`gpu.<kind>.profile`, issue 43), which its workers take only when no judgement waits (queue_order_strategy below).
+CELERY_QUEUE_NAMES = [
+    "default",
+    "compile",
+    *[name for kind in GPU_KINDS for name in (f"gpu.{kind}", f"gpu.{kind}.profile")],
+]
 CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in CELERY_QUEUE_NAMES]
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Each task's queue, so that call sites only say `.delay(...)`. The GPU tasks (`submissions.judge`,
-# `submissions.reference_ladder`) are absent on purpose: their queue `gpu.<kind>` is the job's GPU kind,
-# named where they are enqueued (an explicit queue there wins over these routes).
+# `submissions.reference_ladder`, and `submissions.profile` on `gpu.<kind>.profile`) are absent on purpose: their
+# queue `gpu.<kind>` is the job's GPU kind, named where they are enqueued (an explicit queue there wins over these
+# routes).
 CELERY_TASK_ROUTES = {
     "submissions.compile": {"queue": "compile"},
     "submissions.disassemble": {"queue": "compile"},  # cuobjdump on reader-built cubins: a judge worker's work
@@ -442,7 +449,23 @@ CELERY_BROKER_VISIBILITY_TIMEOUT_S = env_int("CELERY_BROKER_VISIBILITY_TIMEOUT_S
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": CELERY_BROKER_VISIBILITY_TIMEOUT_S,
     "unacked_restore_interval": env_int("CELERY_BROKER_RESTORE_INTERVAL_S", 10),
+    # kombu's Redis transport polls a worker's queues with one BRPOP, which takes from the first non-empty key in
+    # the order given; its default strategy ("round_robin") moves the queue just served to the back, "priority"
+    # keeps the order of `celery worker -Q`. A GPU worker started with `-Q gpu.<kind>,gpu.<kind>.profile` thus takes
+    # a profile only when no judgement waits (a worker takes its next message only once its job is done: -c 1,
+    # prefetch 1, acks_late). Workers of one queue are unaffected.
+    "queue_order_strategy": "priority",
 }
+
+# --- Profiles of accepted submissions (issue 43: kernels/README.md, "Profiles") ---------------
+# Off: no profile is queued after a judgement and readers cannot ask for one; stored profiles stay shown.
+PROFILES_ENABLED = env_bool("PROFILES_ENABLED", True)
+# The Nsight Compute executable on GPU nodes; "" looks for `ncu` on PATH. None found: the profile says so.
+PROFILE_NCU = env_str("PROFILE_NCU", "")
+# GPU-seconds of replayed launches one profile may spend; a kernel too slow for it is profiled at a test shape.
+PROFILE_BUDGET_S = float(env_str("PROFILE_BUDGET_S", "10"))
+# How many times a reader may ask, over any 24 hours, for an accepted submission to be profiled again (staff: no limit).
+PROFILE_REQUESTS_PER_DAY = env_int("PROFILE_REQUESTS_PER_DAY", 5)
 
 # --- Logging -----------------------------------------------------------------------------
 LOG_FORMAT = env_str("LOG_FORMAT", "json")

@@ -23,6 +23,10 @@ if CELERY_BROKER_URL == "filesystem://":  # noqa: F405
     _broker_dir = VAR_DIR / "celery-broker"
     _broker_dir.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT = "config.celery_filesystem:Transport"  # kombu's, writing each message whole
+    # These options replace Redis's, queue_order_strategy included: kombu's file-system channel has no such option
+    # and polls a worker's queues in turn (kombu.utils.scheduling.FairCycle), so a GPU worker started by hand beside
+    # `make run` may take a waiting profile (`gpu.<kind>.profile`) between two judgements instead of after them.
+    # Its own worker (-Q default,compile) takes neither.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),

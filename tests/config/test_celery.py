@@ -16,7 +16,10 @@ from config.celery import app
 
 
 def test_queues_and_delivery_guarantees_are_configured():
-    assert [q.name for q in app.conf.task_queues] == ["default", "compile", "gpu.h200"]
+    assert [q.name for q in app.conf.task_queues] == ["default", "compile", "gpu.h200", "gpu.h200.profile"]
+    # Issue 43: a worker's queues are polled in the order of its -Q, so a GPU worker takes a profile only when no
+    # judgement waits (tests/submissions/test_profile_runs.py shows the order on the real Redis broker).
+    assert app.conf.broker_transport_options["queue_order_strategy"] == "priority"
     assert app.conf.task_default_queue == "default"
     assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
     assert app.conf.worker_prefetch_multiplier == 1
@@ -43,18 +46,18 @@ def test_the_settings_route_each_task_to_its_queue_and_gpu_tasks_keep_the_queue_
     app.loader.import_default_modules()
     route = app.amqp.router.route
     project_tasks = {name for name in app.tasks if not name.startswith("celery.")}
-    gpu_tasks = {"submissions.judge", "submissions.reference_ladder"}
+    gpu_tasks = {"submissions.judge", "submissions.reference_ladder", "submissions.profile"}
 
     assert {
         "submissions.compile",
         "reading.build_epub",
         "apps.subscriptions.tasks.process_stripe_event",
     } < project_tasks
-    assert route({}, "submissions.compile")["queue"].name == "compile"
-    assert {route({}, name)["queue"].name for name in project_tasks - gpu_tasks - {"submissions.compile"}} == {
-        "default"
-    }
+    compile_tasks = {"submissions.compile", "submissions.disassemble"}  # reader-built input: the judge workers'
+    assert {route({}, name)["queue"].name for name in compile_tasks} == {"compile"}
+    assert {route({}, name)["queue"].name for name in project_tasks - gpu_tasks - compile_tasks} == {"default"}
     assert {route({"queue": "gpu.h200"}, name)["queue"].name for name in gpu_tasks} == {"gpu.h200"}
+    assert route({"queue": "gpu.h200.profile"}, "submissions.profile")["queue"].name == "gpu.h200.profile"
 
 
 @pytest.mark.slow

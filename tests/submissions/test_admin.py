@@ -139,7 +139,7 @@ def test_the_gpu_worker_command_is_the_documented_one(capsys):
     call_command("gpu_worker", "--gpu", "3", "--print")
     assert capsys.readouterr().out.strip() == (
         "CUDA_VISIBLE_DEVICES=3 CUDA_DEVICE_ORDER=PCI_BUS_ID GPU_ID=3 GPU_KIND=h200 "
-        "celery -A config worker -Q gpu.h200 -c 1 -n gpu3@%h "
+        "celery -A config worker -Q gpu.h200,gpu.h200.profile -c 1 -n gpu3@%h "
         "--prefetch-multiplier 1 -l INFO"
     )
 
@@ -149,6 +149,8 @@ def test_the_gpu_worker_command_is_the_documented_one(capsys):
     [
         (["celery", "-A", "config", "worker", "-Q", "gpu.h200", "-c", "1"], "h200"),
         (["celery", "-A", "config", "worker", "--queues=default,gpu.b200"], "b200"),
+        (["celery", "-A", "config", "worker", "-Q", "gpu.h200,gpu.h200.profile", "-c", "1"], "h200"),
+        (["celery", "-A", "config", "worker", "-Q", "gpu.b200.profile"], "b200"),  # profiles alone: still a b200
         (["celery", "-A", "config", "worker", "-Q", "default,compile"], ""),  # even where .env sets GPU_KIND
     ],
 )

@@ -71,7 +71,7 @@ def test_the_startup_command_gives_every_listed_gpu_a_worker_of_its_own(fake_nvi
     assert len(lines) == 4
     for gpu, line in enumerate(lines):
         assert line.startswith(f"CUDA_VISIBLE_DEVICES={gpu} CUDA_DEVICE_ORDER=PCI_BUS_ID GPU_ID={gpu} GPU_KIND=h200 ")
-        assert f" -Q gpu.h200 -c 1 -n gpu{gpu}@%h --prefetch-multiplier 1 " in line
+        assert f" -Q gpu.h200,gpu.h200.profile -c 1 -n gpu{gpu}@%h --prefetch-multiplier 1 " in line
 
     chosen = manage("gpu_worker", "--gpus", "all", "--print", env={**os.environ, "GPU_IDS": "1,3"}).stdout
     assert [line.split()[0] for line in chosen.splitlines()] == ["CUDA_VISIBLE_DEVICES=1", "CUDA_VISIBLE_DEVICES=3"]

@@ -351,7 +351,7 @@ def test_queue_depths_are_read_from_the_broker(settings):
             app.send_task("submissions.sweep", queue="compile", connection=connection)
         depths = selectors.queue_depths(broker_url=settings.REDIS_URL)
         channel.queue_purge("compile")
-    assert depths == {"default": 0, "compile": 2, "gpu.h200": 0}
+    assert depths == {"default": 0, "compile": 2, "gpu.h200": 0, "gpu.h200.profile": 0}
     assert selectors.queue_depths(broker_url="redis://127.0.0.1:1/0") == {}  # no broker: the page still renders
 
 
