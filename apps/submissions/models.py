@@ -253,6 +253,9 @@ class Profile(models.Model):
     findings = models.JSONField(default=list, blank=True, help_text="kernels.profile_findings.Finding dicts")
     report_file = models.CharField(max_length=200, blank=True, help_text="Relative to settings.PROFILE_ROOT")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When this document was last recorded: a profile older than the submission's judgement (a staff re-run) or than
+    # a reader's request is due again; a message delivered twice finds it done (services.submission_profile).
+    updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self):
         return f"profile of {self.submission_id}: {self.status}"
@@ -305,3 +308,20 @@ class Disassembly(models.Model):
 
     def __str__(self):
         return f"disassembly of {self.submission_id}: {self.status}"
+
+
+class ProfileRequest(models.Model):
+    """A reader's "Profile again" on an accepted submission (issue 43). Counted in the database over the last 24 hours
+    against PROFILE_REQUESTS_PER_DAY (a cache could forget them); `done_at` is set when a profile begun after the
+    request is recorded, and a request not done yet is the one on its way."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile_requests")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="profile_requests")
+    created_at = models.DateTimeField(auto_now_add=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "created_at"], name="subs_profile_request_recent")]
+
+    def __str__(self):
+        return f"profile request of {self.submission_id} by {self.user_id}"

@@ -1,7 +1,8 @@
 """Celery tasks of the judge pipeline. Each takes ids and calls one service (ARCHITECTURE.md, convention 7).
 
 Queues: `compile` (CPU workers: NVRTC, no GPU taken; routed by CELERY_TASK_ROUTES) and `gpu.<kind>` (one
-worker process per GPU; named by whoever enqueues, since it depends on the job's GPU kind). Both
+worker process per GPU; named by whoever enqueues, since it depends on the job's GPU kind), with the profiles of
+accepted kernels on `gpu.<kind>.profile` (issue 43), which the same workers take when no judgement waits. The
 tasks are acknowledged late and given back when their worker dies (also global settings, repeated here
 because losing a GPU job silently is the one thing this pipeline must not do); the services make a second
 delivery harmless. Like every task of the site (config.celery.SiteTask), they retry a transient database
@@ -62,6 +63,28 @@ def disassembly_make_task(disassembly_id: int) -> None:
     # On the `compile` queue (CELERY_TASK_ROUTES): cuobjdump reads reader-built cubins, in the judge's confined child
     # with a 30 s timeout (kernels/disasm.py); these limits are the safety net.
     services.disassembly_make(disassembly_id=disassembly_id)
+
+
+# The profile child's own limit is 90 s + twice the budget, and its sandbox's 30 s more (kernels/profile_run.py); these
+# are the net above it, with room for the device lock (GpuJudge.profile waits for spares' setup steps).
+PROFILE_SOFT_LIMIT_S = int(180 + 2 * settings.PROFILE_BUDGET_S)
+
+
+@shared_task(
+    name="submissions.profile",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=PROFILE_SOFT_LIMIT_S,
+    time_limit=PROFILE_SOFT_LIMIT_S + 60,
+)
+def submission_profile_task(submission_id: int) -> None:
+    # Issue 43: on `gpu.<kind>.profile`, named where it is sent (services.profile_runs); a GPU worker takes it only
+    # when no judgement waits (CELERY_BROKER_TRANSPORT_OPTIONS' queue_order_strategy).
+    try:
+        services.submission_profile(submission_id=submission_id, judge=worker.judge())
+    except SoftTimeLimitExceeded:
+        worker.judge_reset()  # as for a judgement: the next job gets a fresh child
+        raise
 
 
 @shared_task(name="submissions.sweep", soft_time_limit=50, time_limit=60)

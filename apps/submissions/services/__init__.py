@@ -9,7 +9,9 @@
 - `staff`: re-runs and reviews of flagged results;
 - `reference`: the reference ladder measured, exported and loaded;
 - `profiling`: an accepted submission's Nsight Compute profile recorded with its findings (issue 43);
-- `disassembly`: the report's SASS, asked for, made by a compile worker, kept (issue 46).
+- `disassembly`: the report's SASS, asked for, made by a compile worker, kept (issue 46);
+- `profile_runs`: an accepted submission's profile queued after its pass and made on a GPU worker, and a reader's
+  request for another (issue 43).
 
 A submission's life: QUEUED -> COMPILING -> COMPILED -> RUNNING -> PASSED | FAILED | ERROR | TIMED_OUT.
 """
@@ -25,6 +27,7 @@ from apps.submissions.services.pipeline import (
     submission_judge,
     submission_orphans_resend,
 )
+from apps.submissions.services.profile_runs import ProfileRequestRefused, profile_request_create, submission_profile
 from apps.submissions.services.profiling import profile_record
 from apps.submissions.services.reference import (
     reference_ladder_load,
@@ -44,6 +47,9 @@ from apps.submissions.services.sweeper import SweepReport, submission_sweep
 
 __all__ = [
     "profile_record",
+    "ProfileRequestRefused",
+    "profile_request_create",
+    "submission_profile",
     "IN_PROGRESS",
     "TRANSITIONS",
     "SubmissionRefused",

@@ -31,6 +31,7 @@ from apps.submissions.services.lifecycle import (
     _seconds,
     web_status,
 )
+from apps.submissions.services.profile_runs import profile_after_judgement
 
 logger = logging.getLogger(__name__)
 Status = Submission.Status
@@ -264,6 +265,7 @@ def submission_gpu_record(*, submission_id: int, attempt: int, result, worker_na
     submission.gpu_name = (telemetry.get("gpu_name") or "")[:100]
     submission.gpu_uuid = (telemetry.get("gpu_uuid") or "")[:64]
     submission.save()
+    profile_after_judgement(submission)  # issue 43: a pass is profiled, once this record commits
     GpuWorker.objects.filter(hostname=worker_name).update(
         jobs_done=F("jobs_done") + 1, current_submission=None, last_seen_at=timezone.now()
     )

@@ -1,0 +1,168 @@
+"""Profiles made and asked for (issue 43): the GPU worker's profile of an accepted submission, queued after its
+judgement and on a reader's request.
+
+- `profile_after_judgement`: the pipeline's record step calls it; a judgement recorded as passed queues a profile on
+  `gpu.<kind>.profile` once the record commits (when PROFILES_ENABLED).
+- `submission_profile`: the task's service, on the GPU worker: `judge.profile` (kernels.judge.GpuJudge, the device
+  held alone) on the stored CompileResult and JudgeResult, the report written under PROFILE_ROOT, then
+  `profile_record`. It never changes a verdict or a figure, and a second delivery of its message finds the profile
+  made and does nothing.
+- `profile_request_create`: a reader's "Profile again", counted in the database against PROFILE_REQUESTS_PER_DAY
+  over the last 24 hours (staff: no limit).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from apps.submissions.gpu_node import profile_queue
+from apps.submissions.models import Profile, ProfileRequest, Submission
+from apps.submissions.selectors_profiles import profile_request_pending, profile_request_quota
+from apps.submissions.services.profiling import profile_record
+from config.broker import BROKER_ERRORS
+
+logger = logging.getLogger(__name__)
+
+
+class ProfileRequestRefused(Exception):
+    """A request to profile again that is not taken; the message says why, in words for the reader."""
+
+
+# --- Queueing --------------------------------------------------------------------------------------------------------
+
+
+def _enqueue_profile(submission: Submission) -> None:
+    """Send the profile task once the transaction commits, to the profile queue of the submission's GPU kind (named
+    here, as the judge's queue is: it depends on the submission). A broker that is down loses this profile only: it is
+    logged, and the judgement, already committed, stands; the reader may ask again."""
+    from apps.submissions.tasks import submission_profile_task
+
+    submission_id, queue = submission.pk, profile_queue(submission.gpu_kind)
+
+    def send() -> None:
+        try:
+            submission_profile_task.apply_async(args=[submission_id], queue=queue)
+        except BROKER_ERRORS as error:
+            logger.warning("submission %s: the broker refused its profile (%s); none is made", submission_id, error)
+
+    transaction.on_commit(send)
+
+
+def profile_after_judgement(submission: Submission) -> None:
+    """The pipeline's hook (services.pipeline.submission_gpu_record): called once per recorded judgement, inside its
+    transaction; only a pass is profiled."""
+    if settings.PROFILES_ENABLED and submission.status == Submission.Status.PASSED:
+        _enqueue_profile(submission)
+
+
+# --- The profile itself (GPU worker) ---------------------------------------------------------------------------------
+
+
+def report_name(submission: Submission) -> str:
+    """Where a submission's .ncu-rep lives, relative to PROFILE_ROOT: named after its public id alone (never after
+    anything a reader typed), in a folder per first two hex digits so that no folder grows past a few thousand."""
+    return f"{submission.public_id.hex[:2]}/{submission.public_id}.ncu-rep"
+
+
+def _report_write(submission: Submission, report: bytes | None) -> str:
+    """Store the report bytes (or remove an older profile's report, which must not outlive its document); returns
+    the name the document records, "" when there is none. Written aside and renamed, so that a download never reads
+    half a file."""
+    name = report_name(submission)
+    path = settings.PROFILE_ROOT / name
+    if not report:
+        path.unlink(missing_ok=True)
+        return ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(report)
+    os.replace(partial, path)
+    return name
+
+
+def _profile_due(submission: Submission) -> bool:
+    """No profile yet, one older than the submission's latest judgement (a staff re-run judged it again), or a
+    reader's request not done yet. Otherwise this message was delivered before, and its profile is stored."""
+    recorded_at = Profile.objects.filter(submission=submission).values_list("updated_at", flat=True).first()
+    if recorded_at is None or (submission.finished_at and recorded_at < submission.finished_at):
+        return True
+    return ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists()
+
+
+def submission_profile(*, submission_id: int, judge) -> Profile | None:
+    """Profile an accepted submission on this GPU worker and record the result. `judge` is the worker's
+    kernels.GpuJudge (anything with its `profile(compiled, judged, *, ncu_setting, budget_s)`). None when there was
+    nothing to do: profiles off, the submission gone or not passed, no stored compile or judgement to profile, or the
+    profile already made for this judgement and every request."""
+    from kernels import CompileResult
+    from kernels.results import JudgeResult
+
+    if not settings.PROFILES_ENABLED:
+        return None  # turned off after the message was sent: spend no GPU time on it
+    submission = Submission.objects.select_related("exercise").filter(pk=submission_id).first()
+    if submission is None or submission.status != Submission.Status.PASSED:
+        return None
+    if not submission.compiled or not submission.result or not _profile_due(submission):
+        return None
+    try:
+        compiled = CompileResult.from_dict(submission.compiled)
+        judged = JudgeResult.from_dict(submission.result)
+    except (KeyError, TypeError, ValueError):
+        logger.warning("submission %s: its stored results are not this judge's schema; not profiled", submission_id)
+        return None
+    begun = timezone.now()
+    run = judge.profile(compiled, judged, ncu_setting=settings.PROFILE_NCU, budget_s=settings.PROFILE_BUDGET_S)
+    document = run.document
+    document.report_file = _report_write(submission, run.report)
+    profile = profile_record(submission_id=submission.pk, document=document)
+    if profile is None:  # re-queued by staff while it was profiled: this report belongs to no stored profile
+        _report_write(submission, None)
+        return None
+    # Requests made before this profile began are answered by it; one made during the run waits for the next.
+    ProfileRequest.objects.filter(submission=submission, done_at__isnull=True, created_at__lte=begun).update(
+        done_at=timezone.now()
+    )
+    return profile
+
+
+# --- A reader asks again -----------------------------------------------------------------------------------------
+
+
+def _when(moment) -> str:
+    return f"{timezone.localtime(moment):%-d %b, %H:%M} UTC"
+
+
+@transaction.atomic
+def profile_request_create(*, user, submission: Submission) -> ProfileRequest:
+    """Ask for `submission` (the reader's own, accepted) to be profiled again; the profile is queued once this
+    commits. Raises ProfileRequestRefused, counting nothing, when profiles are off, the submission is not the
+    reader's or not accepted, a request for it is already on its way, or the reader has used their
+    PROFILE_REQUESTS_PER_DAY over the last 24 hours (staff are not limited)."""
+    if not settings.PROFILES_ENABLED:
+        raise ProfileRequestRefused("Profiling is off on this site for now; the profile shown is the latest one.")
+    if submission.user_id != user.pk:
+        raise ProfileRequestRefused("Only the reader who submitted a kernel can ask for its profile.")
+    if submission.status != Submission.Status.PASSED:
+        raise ProfileRequestRefused("Only accepted submissions are profiled.")
+    # The reader's row, locked: two requests sent at once are counted one after the other, never both under the limit.
+    get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).first()
+    if profile_request_pending(submission):
+        raise ProfileRequestRefused(
+            "A new profile of this submission is already on its way: it runs when a GPU has no judgement waiting."
+        )
+    quota = profile_request_quota(user)
+    if quota.left == 0:
+        raise ProfileRequestRefused(
+            f"You have asked for {quota.limit} profiles in the last 24 hours, the most a reader may: 0 left. "
+            f"The next one is possible from {_when(quota.next_at)}."
+        )
+    request = ProfileRequest.objects.create(user=user, submission=submission)
+    _enqueue_profile(submission)
+    logger.info("profile requested", extra={"submission": str(submission.public_id)})
+    return request
