@@ -1,0 +1,307 @@
+"""Profiles made and asked for (issue 43): the profile queue and its place behind the judgements on the real Redis
+broker, the profile queued once per passed judgement, the GPU worker's task and service on this node's real
+behaviour, the report written under PROFILE_ROOT, a second delivery doing nothing, and a reader's "Profile again"
+with its daily quota.
+
+Submissions go through the real services: `submission_create`, NVRTC through `submission_compile`, and
+`submission_gpu_start` + `submission_gpu_record` with a JudgeResult in the judge's schema (tests/submissions/
+test_views.py's `judged`)."""
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from kombu import Consumer
+
+from apps.submissions import gpu_node, services, tasks, worker
+from apps.submissions.models import Profile, ProfileRequest, Submission
+from apps.submissions.services.profile_runs import report_name
+from config.celery import app
+from kernels import profile as profile_mod
+from kernels.profile_run import ProfileRun
+from tests.factories import UserFactory
+from tests.submissions.test_profiles import profiled
+from tests.submissions.test_views import judge_result, judged, make_submission
+
+PROFILES = "gpu.h200.profile"
+JUDGEMENTS = "gpu.h200"
+
+
+def client_for(user, **kwargs) -> Client:
+    client = Client(**kwargs)
+    client.force_login(user)
+    return client
+
+
+def again_url(submission) -> str:
+    return f"/submissions/{submission.public_id}/profile/again/"
+
+
+def detail_url(submission) -> str:
+    return f"/submissions/{submission.public_id}/"
+
+
+@pytest.fixture
+def broker_queues():
+    """The test run's own Redis broker database (config/settings/test.py), its GPU queues emptied before and after."""
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        for name in (JUDGEMENTS, PROFILES):
+            channel.queue_declare(queue=name)
+            channel.queue_purge(name)
+        yield connection
+        for name in (JUDGEMENTS, PROFILES):
+            channel.queue_purge(name)
+
+
+def waiting(connection, name: str) -> list[tuple[str, list]]:
+    """(task name, args) of every message waiting in queue `name`, taken off it."""
+    found = []
+    while (message := connection.default_channel.basic_get(queue=name, no_ack=True)) is not None:
+        found.append((message.headers["task"], message.decode()[0]))
+    return found
+
+
+# --- The queue ------------------------------------------------------------------------------------------------------
+
+
+def test_a_gpu_worker_consumes_its_judgements_first_then_its_profiles():
+    command = gpu_node.worker_command("0", "h200")
+    assert command[command.index("-Q") + 1] == "gpu.h200,gpu.h200.profile"
+    assert gpu_node.profile_queue("b200") == "gpu.b200.profile"
+    assert app.conf.broker_transport_options["queue_order_strategy"] == "priority"
+
+
+@pytest.mark.parametrize(("strategy", "order"), [("priority", "JJP"), ("round_robin", "JPJ")])
+def test_on_redis_a_profile_waits_until_no_judgement_does(broker_queues, strategy, order):
+    """What the worker's consumer does with `-Q gpu.h200,gpu.h200.profile`, on the real broker: one message at a time
+    (prefetch 1, as -c 1 --prefetch-multiplier 1), acknowledged when its job is done. With the setting's strategy a
+    profile sent first still waits for both judgements; kombu's default would have run it between them."""
+    options = {**app.conf.broker_transport_options, "queue_order_strategy": strategy}
+    queues = [app.amqp.queues[JUDGEMENTS], app.amqp.queues[PROFILES]]
+    with app.connection_for_write() as publisher:
+        for name in (PROFILES, JUDGEMENTS, JUDGEMENTS):
+            app.send_task("submissions.sweep", queue=name, connection=publisher)
+    taken = []
+
+    def run(body, message):
+        taken.append("P" if message.delivery_info["routing_key"] == PROFILES else "J")
+        message.ack()
+
+    with app.connection_for_read(transport_options=options) as connection:
+        channel = connection.channel()
+        with Consumer(channel, queues=queues, callbacks=[run], prefetch_count=1):
+            while len(taken) < 3:
+                connection.drain_events(timeout=5)
+    assert "".join(taken) == order
+
+
+def test_a_pass_queues_one_profile_on_its_kinds_profile_queue_and_nothing_else_does(
+    exercise, reader, settings, broker_queues, django_capture_on_commit_callbacks
+):
+    settings.PROFILES_ENABLED = True
+    with django_capture_on_commit_callbacks(execute=True):
+        passed = judged(reader, exercise, pct=1.2)
+        failed = judged(reader, exercise, passed=False)
+    assert passed.status == Submission.Status.PASSED and failed.status == Submission.Status.FAILED
+    # The compile stage's judge message went to gpu.h200, the profile to gpu.h200.profile, for the pass only.
+    assert waiting(broker_queues, PROFILES) == [("submissions.profile", [passed.pk])]
+    # A redelivered result of the same attempt records nothing and queues nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        again = services.submission_gpu_record(submission_id=passed.pk, attempt=passed.attempts, result=judge_result(2))
+    assert again is False and waiting(broker_queues, PROFILES) == []
+
+
+def test_with_profiles_off_a_pass_queues_none(
+    exercise, reader, settings, broker_queues, django_capture_on_commit_callbacks
+):
+    settings.PROFILES_ENABLED = False
+    with django_capture_on_commit_callbacks(execute=True):
+        judged(reader, exercise)
+    assert waiting(broker_queues, PROFILES) == []
+
+
+# --- The profile (GPU worker) -----------------------------------------------------------------------------------
+
+
+def test_a_node_without_ncu_stores_a_no_ncu_profile_and_leaves_the_judgement_alone(
+    exercise, reader, settings, tmp_path
+):
+    """No GPU is needed here, and nothing is stood in: the task gets the worker's real kernels.GpuJudge, whose
+    `profile` holds the device lock and calls kernels.profile_run.profile_compiled, which looks for ncu before it
+    touches the GPU (PROFILE_NCU names a file that does not exist) and answers with the document a node without
+    Nsight Compute gives in production. Only the judgement before it is what these tests cannot make on a GPU."""
+    settings.PROFILE_NCU = str(tmp_path / "no-such" / "ncu")
+    settings.PROFILE_ROOT = tmp_path / "profiles"
+    submission = judged(reader, exercise, pct=1.2)
+    before = Submission.objects.values().get(pk=submission.pk)
+    try:
+        tasks.submission_profile_task(submission.pk)  # what the worker runs for the message: one service call
+    finally:
+        worker.judge_reset()
+    profile = Profile.objects.get(submission=submission)
+    assert profile.status == profile_mod.Status.NO_NCU.value and profile.findings == []
+    assert profile.data["reason"] == f"no ncu found on this node (looked for {settings.PROFILE_NCU})"
+    assert profile.data["gpu_name"] == "NVIDIA H200" and profile.report_file == ""
+    after = Submission.objects.values().get(pk=submission.pk)
+    assert after == before  # status, verdict, message, figures, result: untouched
+    page = client_for(reader).get(detail_url(submission)).content.decode()
+    assert "Profiling is off on this node: no ncu found on this node" in page
+    assert "Download the Nsight Compute report" not in page and "Profile again" in page
+
+
+class MadeOnAGpu:
+    """Stands in for GpuJudge.profile where the answer is one only a GPU with ncu makes: a profiled document (the
+    hand-written fixture metrics, tests/kernels/profiles/) and the .ncu-rep's bytes. It records what it was asked."""
+
+    def __init__(self, report: bytes | None = b"NCU-REP bytes"):
+        self.report, self.calls = report, []
+
+    def profile(self, compiled, judged, *, ncu_setting="", budget_s=10.0):
+        self.calls.append((compiled.problem, judged.verdict.value, ncu_setting, budget_s))
+        return ProfileRun(profiled(), self.report)
+
+
+def test_the_report_is_written_under_its_public_id_and_served_to_its_owner(exercise, reader, settings, tmp_path):
+    settings.PROFILE_ROOT, settings.PROFILE_NCU, settings.PROFILE_BUDGET_S = tmp_path, "/opt/ncu", 7.5
+    submission = judged(reader, exercise)
+    node = MadeOnAGpu()
+    profile = services.submission_profile(submission_id=submission.pk, judge=node)
+    assert node.calls == [("sgemm", "accepted", "/opt/ncu", 7.5)]  # the stored compile and judgement, the settings
+    name = f"{submission.public_id.hex[:2]}/{submission.public_id}.ncu-rep"
+    assert profile.report_file == report_name(submission) == name and profile.status == "profiled"
+    assert (tmp_path / name).read_bytes() == b"NCU-REP bytes" and not list(tmp_path.rglob("*.partial"))
+    response = client_for(reader).get(f"/submissions/{submission.public_id}/profile.ncu-rep")
+    assert response.status_code == 200 and b"".join(response.streaming_content) == b"NCU-REP bytes"
+    # Profiled again on a node that makes no report: the old file goes with the old document.
+    Submission.objects.filter(pk=submission.pk).update(finished_at=timezone.now())
+    services.submission_profile(submission_id=submission.pk, judge=MadeOnAGpu(report=None))
+    assert Profile.objects.get(submission=submission).report_file == "" and not (tmp_path / name).exists()
+
+
+def test_a_second_delivery_does_nothing_and_a_request_or_a_rerun_makes_it_due_again(
+    exercise, reader, settings, tmp_path
+):
+    settings.PROFILE_ROOT = tmp_path
+    submission = judged(reader, exercise)
+    node = MadeOnAGpu()
+    assert services.submission_profile(submission_id=submission.pk, judge=node) is not None
+    assert services.submission_profile(submission_id=submission.pk, judge=node) is None
+    assert len(node.calls) == 1
+    request = ProfileRequest.objects.create(user=reader, submission=submission)
+    assert services.submission_profile(submission_id=submission.pk, judge=node) is not None
+    request.refresh_from_db()
+    assert request.done_at is not None and len(node.calls) == 2
+    assert services.submission_profile(submission_id=submission.pk, judge=node) is None
+    # A staff re-run judged it again later: the profile is older than the judgement.
+    Submission.objects.filter(pk=submission.pk).update(finished_at=timezone.now() + timedelta(seconds=1))
+    assert services.submission_profile(submission_id=submission.pk, judge=node) is not None and len(node.calls) == 3
+
+
+def test_only_a_passed_submission_with_its_results_is_profiled(exercise, reader, settings, tmp_path):
+    settings.PROFILE_ROOT = tmp_path
+    node = MadeOnAGpu()
+    failed = judged(reader, exercise, passed=False)
+    queued = make_submission(reader, exercise)
+    for submission in (failed, queued):
+        assert services.submission_profile(submission_id=submission.pk, judge=node) is None
+    passed = judged(reader, exercise)
+    settings.PROFILES_ENABLED = False
+    assert services.submission_profile(submission_id=passed.pk, judge=node) is None
+    assert services.submission_profile(submission_id=10**9, judge=node) is None
+    assert node.calls == [] and not Profile.objects.exists()
+
+
+# --- "Profile again" ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def profiled_submission(exercise, reader, settings, tmp_path):
+    settings.PROFILE_ROOT, settings.PROFILE_REQUESTS_PER_DAY = tmp_path, 5
+    submission = judged(reader, exercise)
+    services.submission_profile(submission_id=submission.pk, judge=MadeOnAGpu())
+    return submission
+
+
+def answered(submission) -> None:
+    """The GPU worker made the profile asked for: the request is no longer on its way."""
+    ProfileRequest.objects.filter(submission=submission).update(done_at=timezone.now())
+
+
+def test_the_sixth_request_in_24_hours_is_refused_with_the_count(
+    reader, profiled_submission, broker_queues, django_capture_on_commit_callbacks
+):
+    client = client_for(reader)
+    for left in (4, 3, 2, 1, 0):
+        with django_capture_on_commit_callbacks(execute=True):  # the request's transaction commits: the task is sent
+            response = client.post(again_url(profiled_submission), follow=True)
+        assert response.redirect_chain == [(detail_url(profiled_submission), 302)]
+        assert "A new profile is queued" in response.content.decode()
+        assert f"{left} of your 5 requests a day left." in response.content.decode()
+        answered(profiled_submission)
+    assert [task for task, _args in waiting(broker_queues, PROFILES)] == ["submissions.profile"] * 5
+    with django_capture_on_commit_callbacks(execute=True):
+        page = client.post(again_url(profiled_submission), follow=True).content.decode()
+    assert "You have asked for 5 profiles in the last 24 hours, the most a reader may: 0 left." in page
+    assert "The next one is possible from" in page and 'action="' + again_url(profiled_submission) not in page
+    assert ProfileRequest.objects.filter(user=reader).count() == 5 and waiting(broker_queues, PROFILES) == []
+    # A day later the oldest no longer counts.
+    ProfileRequest.objects.filter(pk=ProfileRequest.objects.earliest("created_at").pk).update(
+        created_at=timezone.now() - timedelta(hours=24, minutes=1)
+    )
+    assert "1 of your 5 requests a day left." in client.get(detail_url(profiled_submission)).content.decode()
+    assert "A new profile is queued" in client.post(again_url(profiled_submission), follow=True).content.decode()
+
+
+def test_a_request_on_its_way_is_not_asked_twice(
+    reader, profiled_submission, broker_queues, django_capture_on_commit_callbacks
+):
+    client = client_for(reader)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(again_url(profiled_submission))
+        page = client.post(again_url(profiled_submission), follow=True).content.decode()
+    assert "A new profile of this submission is already on its way" in page and "data-profile-pending" in page
+    assert ProfileRequest.objects.count() == 1 and len(waiting(broker_queues, PROFILES)) == 1
+
+
+def test_staff_are_not_limited(staff, exercise, settings, tmp_path, broker_queues):
+    settings.PROFILE_ROOT, settings.PROFILE_REQUESTS_PER_DAY = tmp_path, 5
+    submission = judged(staff, exercise)
+    services.submission_profile(submission_id=submission.pk, judge=MadeOnAGpu())
+    client = client_for(staff)
+    for _ in range(7):
+        page = client.post(again_url(submission), follow=True).content.decode()
+        assert "A new profile is queued" in page and "requests a day left" not in page
+        answered(submission)
+    assert ProfileRequest.objects.filter(user=staff).count() == 7
+    assert "Staff: no daily limit." in client.get(detail_url(submission)).content.decode()
+
+
+def test_anyone_but_the_owner_gets_404_and_asks_nothing(
+    profiled_submission, staff, broker_queues, django_capture_on_commit_callbacks
+):
+    other = UserFactory(email="other@example.org")
+    for visitor in (other, staff):  # staff see the report, but a request spends the owner's quota
+        with django_capture_on_commit_callbacks(execute=True):
+            assert client_for(visitor).post(again_url(profiled_submission)).status_code == 404
+    assert "Profile again" not in client_for(staff).get(detail_url(profiled_submission)).content.decode()
+    anonymous = Client().post(again_url(profiled_submission))
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+    assert not ProfileRequest.objects.exists() and waiting(broker_queues, PROFILES) == []
+
+
+def test_the_request_is_a_csrf_protected_post(reader, profiled_submission):
+    assert client_for(reader).get(again_url(profiled_submission)).status_code == 405
+    assert client_for(reader, enforce_csrf_checks=True).post(again_url(profiled_submission)).status_code == 403
+    assert not ProfileRequest.objects.exists()
+
+
+def test_a_submission_that_did_not_pass_or_profiles_off_are_refused(reader, exercise, profiled_submission, settings):
+    failed = judged(reader, exercise, passed=False)
+    page = client_for(reader).post(again_url(failed), follow=True).content.decode()
+    assert "Only accepted submissions are profiled." in page
+    settings.PROFILES_ENABLED = False
+    page = client_for(reader).post(again_url(profiled_submission), follow=True).content.decode()
+    assert "Profiling is off on this site for now" in page and "Profile again" not in page
+    assert not ProfileRequest.objects.exists()
