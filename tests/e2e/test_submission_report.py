@@ -1,9 +1,13 @@
 """Issue 17: a submission's report shows the source coloured as the book's code is, and its "compare with"
-control is as wide as its content and as tall as its button, on a desktop and on a phone."""
+control is as wide as its content and as tall as its button, on a desktop and on a phone. Issue 43: its profile
+section's "Profile again" asks for a new profile and comes back to the report saying so."""
 
 import pytest
 from playwright.sync_api import expect
 
+from apps.submissions import services
+from apps.submissions.models import ProfileRequest
+from kernels import profile as profile_mod
 from tests.e2e.pages import axe_problems, sign_in
 from tests.submissions.test_views import judged, locked_exercise, subscriber  # noqa: F401  (fixtures)
 
@@ -45,4 +49,31 @@ def test_the_report_source_is_highlighted_like_the_book_and_compare_fits_its_con
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert select.bounding_box()["x"] + select.bounding_box()["width"] <= 390
     problems += axe_problems(page)
+    assert not problems, "axe-core found serious or critical violations:\n" + "\n".join(problems)
+
+
+def test_profile_again_is_a_button_that_queues_a_profile_and_says_how_many_are_left(
+    page, live_server, locked_exercise, subscriber, settings
+):  # noqa: F811
+    settings.PROFILE_REQUESTS_PER_DAY = 5
+    submission = judged(subscriber, locked_exercise, pct=1.2)
+    # The profile a GPU node without Nsight Compute records (what the worker's judge answers there).
+    services.profile_record(submission_id=submission.pk, document=profile_mod.profile_no_ncu("ncu on PATH"))
+    sign_in(page, live_server.url, subscriber.email)
+    report = live_server.url + f"/submissions/{submission.public_id}/"
+    page.goto(report)
+
+    section = page.locator("#profile")
+    expect(section).to_contain_text("Profiling is off on this node: no ncu found on this node")
+    expect(section).to_contain_text("5 of your 5 requests a day left.")
+    section.get_by_role("button", name="Profile again").click()
+
+    expect(page).to_have_url(report)
+    expect(page.get_by_role("status").filter(has_text="A new profile is queued")).to_contain_text(
+        "4 of your 5 requests a day left."
+    )
+    expect(section.locator("[data-profile-pending]")).to_contain_text("on its way")
+    expect(section.get_by_role("button", name="Profile again")).to_have_count(0)
+    assert ProfileRequest.objects.filter(user=subscriber, submission=submission).count() == 1
+    problems = axe_problems(page)
     assert not problems, "axe-core found serious or critical violations:\n" + "\n".join(problems)
