@@ -30,6 +30,14 @@ class SubmissionsConfig(AppConfig):
 
         account_export_register("submissions", submissions_export)
 
+        # A profile's .ncu-rep (issue 43) lives on disk under PROFILE_ROOT and goes when its row does.
+        from django.db.models.signals import post_delete
+
+        from apps.submissions.models import Profile
+        from apps.submissions.services.profile_runs import profile_deleted
+
+        post_delete.connect(profile_deleted, sender=Profile, dispatch_uid="submissions-profile-report")
+
         # The GPU worker's signals (warm judge, registration, heartbeat) must be connected before a Celery worker
         # starts its pool: the worker sets Django up (and so runs this) before anything else of its start-up.
         import apps.submissions.worker  # noqa: F401

@@ -180,6 +180,24 @@ def test_the_report_is_written_under_its_public_id_and_served_to_its_owner(exerc
     assert Profile.objects.get(submission=submission).report_file == "" and not (tmp_path / name).exists()
 
 
+def test_the_report_goes_with_its_submission_and_with_its_readers_account(
+    exercise, reader, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    """A report holds the reader's source (ncu imports it): nothing of theirs may stay on disk after a deletion."""
+    settings.PROFILE_ROOT = tmp_path
+    first, second = judged(reader, exercise), judged(reader, exercise)
+    for submission in (first, second):
+        services.submission_profile(submission_id=submission.pk, judge=MadeOnAGpu())
+    files = [tmp_path / report_name(submission) for submission in (first, second)]
+    assert all(path.is_file() for path in files)
+    with django_capture_on_commit_callbacks(execute=True):
+        Submission.objects.filter(pk=first.pk).delete()  # in admin, say
+    assert not files[0].exists() and files[1].is_file()
+    with django_capture_on_commit_callbacks(execute=True):
+        reader.delete()
+    assert not files[1].exists() and not Profile.objects.exists()
+
+
 def test_a_second_delivery_does_nothing_and_a_request_or_a_rerun_makes_it_due_again(
     exercise, reader, settings, tmp_path
 ):

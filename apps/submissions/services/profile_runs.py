@@ -131,6 +131,21 @@ def submission_profile(*, submission_id: int, judge) -> Profile | None:
     return profile
 
 
+def profile_report_delete(*, report_file: str) -> None:
+    """Remove a deleted profile's .ncu-rep (it holds the reader's source: --import-source) once the deletion commits;
+    a deletion rolled back keeps it. Only a name inside PROFILE_ROOT is removed."""
+    root = settings.PROFILE_ROOT.resolve()
+    path = (root / report_file).resolve()
+    if report_file and path.is_relative_to(root):
+        transaction.on_commit(lambda: path.unlink(missing_ok=True))
+
+
+def profile_deleted(sender, instance: Profile, **kwargs) -> None:
+    # Connected to Profile's post_delete (apps.submissions.apps): a submission deleted with its account, in admin or by
+    # a cascade takes its report with it, whichever way its row went.
+    profile_report_delete(report_file=instance.report_file)
+
+
 # --- A reader asks again -----------------------------------------------------------------------------------------
 
 
