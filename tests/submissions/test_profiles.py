@@ -187,3 +187,33 @@ def test_the_readers_data_export_carries_the_profile(reader, owned, exercise):
     exported = {row["id"]: row for row in submissions_export(reader)}
     assert exported[str(owned.public_id)]["profile"]["findings"][0]["rule"] == "uncoalesced_global_loads"
     assert exported[str(plain.public_id)]["profile"] is None
+
+
+def test_the_readers_data_export_carries_their_profile_requests(
+    reader, owned, exercise, settings, django_assert_num_queries
+):
+    """Issue 43: each "Profile again" the reader made, with its submission, when, and whether it was made."""
+    from django.utils import timezone
+
+    from apps.accounts.export import account_export_chunks
+    from apps.submissions.models import ProfileRequest
+    from apps.submissions.personal_data import submissions_export
+
+    settings.PROFILE_REQUESTS_PER_DAY = 5
+    plain = passed_submission(reader, exercise)
+    made = services.profile_request_create(user=reader, submission=owned)
+    done_at = timezone.now()
+    ProfileRequest.objects.filter(pk=made.pk).update(done_at=done_at)
+    waiting = services.profile_request_create(user=reader, submission=owned)
+    # One query for the submissions and one for their requests, however many submissions (per chunk of 20).
+    with django_assert_num_queries(2):
+        exported = {row["id"]: row for row in submissions_export(reader)}
+    assert exported[str(owned.public_id)]["profile_requests"] == [
+        {"submission": str(owned.public_id), "requested_at": made.created_at, "done": True, "done_at": done_at},
+        {"submission": str(owned.public_id), "requested_at": waiting.created_at, "done": False, "done_at": None},
+    ]
+    assert exported[str(plain.public_id)]["profile_requests"] == []
+    # In the document the reader downloads, as JSON.
+    document = json.loads("".join(account_export_chunks(reader)))
+    [row] = [row for row in document["submissions"] if row["id"] == str(owned.public_id)]
+    assert [(r["done"], r["done_at"] is None) for r in row["profile_requests"]] == [(True, False), (False, True)]
