@@ -1,7 +1,7 @@
 """The report's "Profile again" (issue 43): a plain form POST (CSRF-protected, no JavaScript needed) that asks for an
-accepted submission to be profiled again and comes back to the report with a message saying what happened and how
-many requests are left. Only the submission's owner may ask; anyone else gets a 404, staff included (the request
-spends the owner's quota)."""
+accepted submission to be profiled again, or for the first time when it was accepted without one ("Profile"), and
+comes back to the report with a message saying what happened and how many requests are left. Only the submission's
+owner may ask; anyone else gets a 404, staff included (the request spends the owner's quota)."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required

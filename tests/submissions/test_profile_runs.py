@@ -315,6 +315,60 @@ def test_the_request_is_a_csrf_protected_post(reader, profiled_submission):
     assert not ProfileRequest.objects.exists()
 
 
+def unprofiled(reader, exercise, settings, tmp_path) -> Submission:
+    """Accepted with no profile made: the profile its judgement queued is never run here (as on a site where profiling
+    was off when it passed, or for a submission older than profiles)."""
+    settings.PROFILE_ROOT, settings.PROFILE_REQUESTS_PER_DAY = tmp_path, 5
+    submission = judged(reader, exercise)
+    assert not Profile.objects.filter(submission=submission).exists()
+    return submission
+
+
+def test_the_owner_of_a_pass_without_a_profile_asks_for_one(
+    reader, exercise, settings, tmp_path, broker_queues, django_capture_on_commit_callbacks
+):
+    submission = unprofiled(reader, exercise, settings, tmp_path)
+    client = client_for(reader)
+    page = client.get(detail_url(submission)).content.decode()
+    assert "No profile yet" in page and 'action="' + again_url(submission) in page
+    assert ">Profile</button>" in page and "csrfmiddlewaretoken" in page and "5 of your 5 requests a day left." in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(again_url(submission), follow=True)
+    assert response.redirect_chain == [(detail_url(submission), 302)]
+    page = response.content.decode()
+    assert "A new profile is queued" in page and "4 of your 5 requests a day left." in page
+    assert "No profile yet" in page and "data-profile-pending" in page  # on its way: no second button
+    assert waiting(broker_queues, PROFILES) == [("submissions.profile", [submission.pk])]
+    assert list(ProfileRequest.objects.values_list("user", "submission", "done_at")) == [
+        (reader.pk, submission.pk, None)
+    ]
+
+
+def test_a_pass_without_a_profile_offers_nothing_to_anyone_else(
+    reader, exercise, staff, settings, tmp_path, broker_queues, django_capture_on_commit_callbacks
+):
+    submission = unprofiled(reader, exercise, settings, tmp_path)
+    other = UserFactory(email="other@example.org")
+    assert client_for(other).get(detail_url(submission)).status_code == 404
+    page = client_for(staff).get(detail_url(submission)).content.decode()  # staff see the report, not the form
+    assert "No profile yet" not in page and again_url(submission) not in page
+    for visitor in (other, staff):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert client_for(visitor).post(again_url(submission)).status_code == 404
+    assert not ProfileRequest.objects.exists() and waiting(broker_queues, PROFILES) == []
+
+
+def test_a_failed_submission_or_profiles_off_show_no_profile_button(reader, exercise, settings, tmp_path):
+    failed = judged(reader, exercise, passed=False)
+    page = client_for(reader).get(detail_url(failed)).content.decode()
+    assert failed.status == Submission.Status.FAILED
+    assert "No profile yet" not in page and again_url(failed) not in page
+    passed = unprofiled(reader, exercise, settings, tmp_path)
+    settings.PROFILES_ENABLED = False  # a request would be refused: none is offered
+    page = client_for(reader).get(detail_url(passed)).content.decode()
+    assert "No profile yet" not in page and again_url(passed) not in page
+
+
 def test_a_submission_that_did_not_pass_or_profiles_off_are_refused(reader, exercise, profiled_submission, settings):
     failed = judged(reader, exercise, passed=False)
     page = client_for(reader).post(again_url(failed), follow=True).content.decode()
