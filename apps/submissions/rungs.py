@@ -168,6 +168,18 @@ def every_rung() -> tuple[Rung, ...]:
     return rungs_all() + triton_rungs()
 
 
+def rungs_to_measure(steps: list[str] | None = None) -> list[Rung]:
+    """The rungs the reference ladder's measurement judges (services.reference_ladder_measure): every rung with a
+    page, the Triton rungs included, so that each page has figures to read; or those `steps` names, each by file name
+    ("01_naive.cu": that file in every problem's folder), stem, ladder step ("softmax/triton_01_rows") or reference
+    ("softmax/triton_01_rows.py")."""
+    rungs = list(every_rung())
+    if not steps:
+        return rungs
+    named = set(steps)
+    return [r for r in rungs if named & {r.filename, r.stem, r.ref, r.ref.removesuffix(r.path.suffix)}]
+
+
 def rung_get(problem: str, stem: str) -> Rung | None:
     """The rung a URL names; None for anything else (no file is opened from what the URL says)."""
     return next((r for r in every_rung() if r.problem == problem and r.stem == stem), None)

@@ -242,3 +242,62 @@ def test_an_exercise_written_for_triton_links_its_triton_rung_from_the_panel_and
     assert f'href="{TRITON_GEMM}">rung triton_01_tiled_dot</a>' in progress
     mine = client.get("/progress/").content.decode()
     assert f'bf16_gemm · <a href="{TRITON_GEMM}">Triton rung 01</a>' in mine
+
+
+# --- The Triton rungs measured (issue 46) -----------------------------------------------------------------------------
+
+
+def test_the_ladder_measurement_takes_every_rung_with_a_page_the_triton_rungs_last():
+    from kernels.tools.ladder import LADDER, TRITON_RUNGS
+
+    measured = rungs.rungs_to_measure()
+    assert [r.path for r in measured] == [p.resolve() for p in LADDER + TRITON_RUNGS]
+    assert list(measured) == list(rungs.every_rung())
+    assert {(r.problem, r.filename, r.language) for r in measured if r.is_triton} == {
+        ("softmax", "triton_01_rows.py", "triton"),
+        ("rmsnorm", "triton_01_rows.py", "triton"),
+        ("bf16_gemm", "triton_01_tiled_dot.py", "triton"),
+        ("attention", "triton_01_flash.py", "triton"),
+    }
+    # Named: by ladder step or reference (one problem's), by file name or stem (every problem's of that name).
+    named = rungs.rungs_to_measure
+    assert [r.ref for r in named(["softmax/triton_01_rows"])] == ["softmax/triton_01_rows.py"]
+    assert [r.ref for r in named(["bf16_gemm/triton_01_tiled_dot.py"])] == ["bf16_gemm/triton_01_tiled_dot.py"]
+    assert [r.ref for r in named(["triton_01_rows.py"])] == ["rmsnorm/triton_01_rows.py", "softmax/triton_01_rows.py"]
+    assert [r.ref for r in named(["02_coalesced"])] == ["02_coalesced.cu"]
+    assert {r.problem for r in named(["01_naive.cu"])} >= {"sgemm", "softmax", "attention", "bf16_gemm"}
+
+
+class JudgedOnAGpu:
+    """Stands in for the GPU worker's GpuJudge, which only a GPU runs: it answers with the demo's real JudgeResult
+    JSON for bf16_gemm (the H200's, of the CUDA rung 04) and records what it was given to judge."""
+
+    def __init__(self):
+        self.judged = []
+
+    def judge(self, compiled, options):
+        from kernels.results import JudgeResult
+
+        self.judged.append((compiled.problem, compiled.language, compiled.arch, compiled.verdict.value))
+        row = next(r for r in json.loads(FIXTURE.read_text())["results"] if r["step"] == "04_cluster_persistent.cu")
+        return JudgeResult.from_dict(row["result"])
+
+
+def test_a_measured_triton_rung_is_compiled_as_triton_for_sm_90a_and_shows_on_its_page(taught_in_triton):
+    """The site's ladder task (services.reference_ladder_measure) on the real compile stage (Triton on the CPU);
+    only the judgement is stood in. Its page then shows the figures instead of "Not measured"."""
+    from apps.submissions import services
+
+    client = client_for(make_visitor("active"))
+    assert "Not measured on this site's GPUs yet." in client.get(TRITON_GEMM).content.decode()
+    judge = JudgedOnAGpu()
+    [stored] = services.reference_ladder_measure(
+        gpu_kind="h200", judge=judge, steps=["bf16_gemm/triton_01_tiled_dot"], log=lambda line: None
+    )
+    assert judge.judged == [("bf16_gemm", "triton", "sm_90a", "compiled")]
+    assert (stored.problem, stored.step, stored.gpu_kind, stored.verdict) == (
+        "bf16_gemm", "triton_01_tiled_dot.py", "h200", "accepted",
+    )  # fmt: skip
+    assert stored.title.startswith("Triton 01 - 128 x 256 tiles of tl.dot") and stored.tflops
+    body = client.get(TRITON_GEMM).content.decode()
+    assert "Not measured on this site" not in body and "M=4096 N=4096 K=4096" in body

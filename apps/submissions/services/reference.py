@@ -38,35 +38,36 @@ def reference_result_store(*, problem: str, gpu_kind: str, step: str, title: str
 
 
 def reference_ladder_measure(*, gpu_kind: str, judge, steps: list[str] | None = None, log=logger.info) -> list:
-    """Judge every rung of kernels/reference (or those named) with `judge` on this GPU and store them.
-    Runs where a GPU is: the `submissions.reference_ladder` task on a GPU worker, or `manage.py reference_ladder`."""
+    """Judge every rung of kernels/reference (or those named: rungs.rungs_to_measure) with `judge` on this GPU and
+    store them. The CUDA ladder, then the Triton rungs (issue 46), each compiled as what it is for the arch
+    kernels.tools.ladder gives it (sm_90a for a Triton rung) and stored under the problem and file name its page
+    reads (selectors.rung_results). Runs where a GPU is: the `submissions.reference_ladder` task on a GPU worker,
+    or `manage.py reference_ladder`."""
+    from apps.submissions.rungs import rungs_to_measure
     from kernels import JudgeOptions, compile_submission
     from kernels.results import JudgeResult
-    from kernels.tools.ladder import LADDER, arch_of, problem_of
+    from kernels.tools.ladder import arch_of, title_of
 
     stored = []
-    for path in LADDER:
-        if steps and path.name not in steps and path.stem not in steps:
-            continue
-        source = path.read_text()
-        title = source.splitlines()[0].lstrip("/ ").strip()
-        problem = problem_of(path)
-        # The ladder's rungs are .cu files today; a Triton rung (triton_NN_*.py) would compile as what it is.
-        language = "triton" if path.suffix == ".py" else "cuda"
-        compiled = compile_submission(source, problem, arch=arch_of(path), language=language)
+    for rung in rungs_to_measure(steps):
+        compiled = compile_submission(rung.source, rung.problem, arch=arch_of(rung.path), language=rung.language)
         if compiled.ok:
             result = judge.judge(compiled, JudgeOptions(timeout_s=300.0))
         else:
             result = JudgeResult(
-                verdict=compiled.verdict, message=compiled.message, problem=problem, error=compiled.log
+                verdict=compiled.verdict, message=compiled.message, problem=rung.problem, error=compiled.log
             )
         stored.append(
             reference_result_store(
-                problem=problem, gpu_kind=gpu_kind, step=path.name, title=title, result=result.to_dict()
+                problem=rung.problem,
+                gpu_kind=gpu_kind,
+                step=rung.filename,
+                title=title_of(rung.path),
+                result=result.to_dict(),
             )
         )
         log(
-            f"{path.name}: {result.verdict.value} {stored[-1].pct_of_baseline or 0:.1f}% of baseline, "
+            f"{rung.ref}: {result.verdict.value} {stored[-1].pct_of_baseline or 0:.1f}% of baseline, "
             f"{stored[-1].tflops or 0:.2f} TFLOP/s"
         )
     return stored

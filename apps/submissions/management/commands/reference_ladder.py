@@ -18,14 +18,18 @@ from django.utils import timezone
 
 from apps.submissions import services
 from apps.submissions.models import ReferenceResult
-from kernels.tools.ladder import LADDER
+from apps.submissions.rungs import rungs_to_measure
 
 
 class Command(BaseCommand):
     help = "Measure, export or load the reference ladder's results for a GPU kind."
 
     def add_arguments(self, parser):
-        parser.add_argument("steps", nargs="*", help="only these rungs, e.g. 01_naive.cu (default: all)")
+        parser.add_argument(
+            "steps",
+            nargs="*",
+            help="only these rungs, e.g. 01_naive.cu or softmax/triton_01_rows (default: all, the Triton rungs too)",
+        )
         parser.add_argument("--gpu-kind", default=settings.DEFAULT_GPU_KIND)
         parser.add_argument("--enqueue", action="store_true", help="send the job to the gpu.<kind> queue instead")
         parser.add_argument(
@@ -57,7 +61,9 @@ class Command(BaseCommand):
             # The queue is the GPU kind asked for here, so it is named here rather than in CELERY_TASK_ROUTES.
             reference_ladder_task.apply_async(args=[gpu_kind, steps or None], queue=f"gpu.{gpu_kind}")
             self.stdout.write(f"sent to gpu.{gpu_kind}: a worker of that kind measures the ladder and stores it")
-            expected = len(steps) if steps else len(LADDER)
+            # Rows the worker will store: a step name may match several problems' rungs ("01_naive.cu"), and the
+            # whole ladder includes the Triton rungs, measured last.
+            expected = len(rungs_to_measure(steps or None))
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline:
                 if ReferenceResult.objects.filter(gpu_kind=gpu_kind, measured_at__gte=sent_at).count() >= expected:
