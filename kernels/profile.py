@@ -108,10 +108,40 @@ def profile_no_ncu(searched: str = "", **fields) -> Profile:
 
 
 def find_ncu(setting: str = "") -> str | None:
-    """The ncu executable: the setting (a path) if it names one that exists, else `ncu` on PATH."""
+    """The ncu executable: the setting (a path) if it names one that exists, else `ncu` on PATH; the CUDA toolkit's
+    `bin/ncu` is a launcher that looks for an Nsight Compute install, which is found here instead (`installed_ncu`),
+    so that the profile child needs to execute nothing of the toolkit's."""
     if setting:
-        return setting if os.path.isfile(setting) and os.access(setting, os.X_OK) else None
-    return shutil.which("ncu")
+        found = setting if os.path.isfile(setting) and os.access(setting, os.X_OK) else None
+    else:
+        found = shutil.which("ncu")
+    return installed_ncu(found) if found else None
+
+
+# The toolkit's launcher looks in these places, newest version first (its own comments: a .deb/.rpm install under
+# /opt/nvidia/nsight-compute/<version>, a .run install beside the toolkit as nsight-compute-<version>).
+_INSTALL_ROOTS = ("/opt/nvidia/nsight-compute/*", "{toolkit}/nsight-compute-*")
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def installed_ncu(ncu: str) -> str:
+    """`ncu` itself where it is an install's own; for the toolkit's launcher script, the newest install's ncu."""
+    real = os.path.realpath(ncu)
+    with open(real, "rb") as file:
+        head = file.read(4096)
+    if not (head.startswith(b"#!") and b"nsight-compute directory is not found" in head):
+        return ncu
+    import glob
+
+    toolkit = os.path.dirname(os.path.dirname(real))
+    candidates = []
+    for pattern in _INSTALL_ROOTS:
+        for folder in glob.glob(pattern.format(toolkit=toolkit)):
+            version = _VERSION.search(os.path.basename(folder))
+            executable = os.path.join(folder, "ncu")
+            if version and os.access(executable, os.X_OK):
+                candidates.append((tuple(int(part) for part in version.groups()), executable))
+    return max(candidates)[1] if candidates else ncu
 
 
 def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:

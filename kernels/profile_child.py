@@ -54,20 +54,17 @@ class ProfileJob:
     timeout_s: float
 
 
+# NVIDIA's launcher scripts (an install's `ncu` is one: it picks the host binary for the machine) call system tools
+# (dirname, readlink, uname, ...): the profile child may execute the system's binary folders. It runs no reader code
+# on the CPU (the target loads cubins, and the reader's Triton was run on the compile node), and whatever it
+# executes keeps its confinement: the same files, no network, no capabilities.
+SYSTEM_BINARIES = ("/usr/bin", "/bin")
+
+
 def ncu_files(ncu: str) -> tuple[str, ...]:
-    """What executing `ncu` needs: the install folder of the real executable (ncu on PATH is often a link or a
-    shell script into it: then the shell too), as real paths."""
-    real = os.path.realpath(ncu)
-    files = [os.path.dirname(real)]
-    with open(real, "rb") as file:
-        head = file.read(128)
-    if head.startswith(b"#!"):
-        shell = head[2:].split(b"\n", 1)[0].strip().split()[0].decode()
-        files.append(os.path.realpath(shell))
-        files += [
-            os.path.realpath(p) for p in ("/usr/bin/dirname", "/usr/bin/readlink", "/bin/uname") if os.path.exists(p)
-        ]
-    return tuple(files)
+    """What executing `ncu` needs: its install folder (kernels.profile.find_ncu resolves the toolkit's launcher to
+    the install's own ncu) and the system's binary folders, as real paths."""
+    return (os.path.dirname(os.path.realpath(ncu)), *(os.path.realpath(p) for p in SYSTEM_BINARIES if os.path.isdir(p)))
 
 
 def profile_access(ncu: str, code: tuple[str, ...]) -> confine.Access:
