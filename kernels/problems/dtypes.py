@@ -42,16 +42,25 @@ def xp_of(obj) -> ModuleType:
 
 
 def bf16_from_f32(x):
-    """float32 -> BF16 bits (uint16), rounded to nearest, ties to even; overflow gives infinity as in CUDA."""
+    """float32 -> BF16 bits (uint16), rounded to nearest, ties to even; overflow gives infinity as in CUDA; a NaN
+    stays a NaN (its top half, made quiet).
+
+    Written for the GPU's memory traffic, not for brevity: the judge converts multi-gigabyte caches with it every
+    timed round (issue 45), so it works in place on one temporary (two more arrays only when there are NaNs) instead of
+    a new array per operation. tests/kernels/test_problem_format.py holds it to the plain formula bit for bit."""
     xp = xp_of(x)
     bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
-    lsb = (bits >> xp.uint32(16)) & xp.uint32(1)
     # Adding 0x7FFF (+1 when the kept part is odd) carries into bit 16 exactly when the dropped half is over
     # one half, or exactly one half with an odd kept part: round to nearest even, in integers.
-    rounded = (bits + xp.uint32(0x7FFF) + lsb) >> xp.uint32(16)
+    rounded = bits >> xp.uint32(16)
+    rounded &= xp.uint32(1)
+    rounded += xp.uint32(0x7FFF)
+    rounded += bits
+    rounded >>= xp.uint32(16)
     is_nan = (bits & xp.uint32(0x7FFFFFFF)) > xp.uint32(0x7F800000)
-    quiet_nan = (bits >> xp.uint32(16)) | xp.uint32(0x0040)
-    return xp.where(is_nan, quiet_nan, rounded).astype(xp.uint16)
+    if bool(is_nan.any()):  # rare: only a problem's planted NaNs (uniform draws have none)
+        rounded = xp.where(is_nan, (bits >> xp.uint32(16)) | xp.uint32(0x0040), rounded)
+    return rounded.astype(xp.uint16)
 
 
 def f32_from_bf16(bits):

@@ -9,7 +9,7 @@ import pytest
 
 from kernels import problems
 from kernels.compare import E4M3_VALUES, compare_outputs, expected_from, to_float64
-from kernels.problems import TOLERANCE_FACTOR, ProblemError, parse, poison_value
+from kernels.problems import TOLERANCE_FACTOR, ProblemError, dtypes, parse, poison_value
 
 U32, U16, U8 = 2.0**-24, 2.0**-11, 2.0**-8  # unit roundoff of float32, float16, bfloat16
 
@@ -407,3 +407,29 @@ def test_workspace_garbage_is_garbage_for_every_type():
         problems.garbage(4 * 65536, 8), raw
     )
     assert np.array_equal(problems.garbage(5, 7), raw[:5])
+
+
+def plain_bf16_from_f32(x: np.ndarray) -> np.ndarray:
+    """The rounding written plainly, a new array per step: what dtypes.bf16_from_f32 computes in place."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    lsb = (bits >> np.uint32(16)) & np.uint32(1)
+    rounded = (bits + np.uint32(0x7FFF) + lsb) >> np.uint32(16)
+    is_nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(is_nan, (bits >> np.uint32(16)) | np.uint32(0x0040), rounded).astype(np.uint16)
+
+
+@pytest.mark.parametrize("with_nans", [False, True])
+def test_bf16_rounding_in_place_is_the_plain_formula_bit_for_bit(with_nans):
+    """Every kind of float32: random bit patterns (subnormals, infinities, NaNs with payloads), exact ties with odd
+    and even kept parts, the largest finite values (which round to infinity) and signed zeros."""
+    rng = np.random.default_rng(45)
+    patterns = rng.integers(0, 2**32, size=1 << 20, dtype=np.uint64).astype(np.uint32)
+    ties = (rng.integers(0, 2**16, size=4096, dtype=np.uint32) << np.uint32(16)) | np.uint32(0x8000)
+    edges = np.array([0, 0x80000000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x00000001, 0x7F7F8000], np.uint32)
+    bits = np.concatenate([patterns, ties, edges])
+    if not with_nans:
+        bits = bits[(bits & np.uint32(0x7FFFFFFF)) <= np.uint32(0x7F800000)]
+    x = bits.view(np.float32)
+    kept = x.copy()
+    np.testing.assert_array_equal(dtypes.bf16_from_f32(x), plain_bf16_from_f32(x))
+    np.testing.assert_array_equal(x.view(np.uint32), kept.view(np.uint32))  # the input is left as it was
