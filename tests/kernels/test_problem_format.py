@@ -433,3 +433,10 @@ def test_bf16_rounding_in_place_is_the_plain_formula_bit_for_bit(with_nans):
     kept = x.copy()
     np.testing.assert_array_equal(dtypes.bf16_from_f32(x), plain_bf16_from_f32(x))
     np.testing.assert_array_equal(x.view(np.uint32), kept.view(np.uint32))  # the input is left as it was
+
+
+def test_bf16_widening_is_exact_for_every_bit_pattern():
+    every = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
+    wide = dtypes.f32_from_bf16(every)
+    np.testing.assert_array_equal(wide.view(np.uint32), every.astype(np.uint32) << np.uint32(16))
+    np.testing.assert_array_equal(dtypes.bf16_from_f32(wide[~np.isnan(wide)]), every[~np.isnan(wide)])
