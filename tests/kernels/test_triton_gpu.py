@@ -1,7 +1,8 @@
 """On the GPU (issue 46): Triton submissions judged end to end, their cubins launched with Triton's calling convention
 (kernels/triton_launch.py). The starters accepted and timed, every known-bad file of tests/kernels/bad/triton with
-its verdict, the worker going on after each. Not yet run on a GPU when written: the first run on the H100/H200 proves
-them (kernels/README.md, "Triton submissions").
+its verdict, the worker going on after each. First run 2026-12-07 on an H100: 27 passed (kernels/BENCHMARKS.md).
+Where the node's Triton is not the pinned one, the builds come from tests/kernels/precompiled/
+(conftest.compile_triton_source).
 
 Run on the GPU node:  python -m pytest tests/kernels -m gpu -p no:django --confcutdir=tests/kernels
 """
