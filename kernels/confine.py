@@ -224,6 +224,16 @@ def extra_paths() -> tuple[str, ...]:
     return tuple(p for p in os.environ.get(EXTRA_PATHS_VARIABLE, "").split(os.pathsep) if p)
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a new process, before its execve: SIGKILL when the process that started it ends (it stays set across
+    execve). The worker kills a child at its timeout; a process that child started (Triton's ptxas, the profile
+    child's ncu) then ends too, instead of running on as an orphan until its CPU-time limit."""
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def make_undumpable() -> None:
     """Close this process (the worker) to /proc/<pid>/mem, /environ and ptrace from processes of its own user."""
     _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)

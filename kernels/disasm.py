@@ -25,11 +25,10 @@ import importlib.util
 import logging
 import os
 import re
-import signal
 import subprocess
 import tempfile
 
-from kernels import sandbox
+from kernels import confine, sandbox
 from kernels.payloads import SassJob
 from kernels.results import SassListing, SassResult
 
@@ -157,15 +156,6 @@ def _checked_answer(value: object, job: SassJob) -> list[SassListing]:
 
 # ---- the child ---------------------------------------------------------------------------------------------------
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the new process, before its execve: SIGKILL when this child ends (the parent kills it at its timeout)."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
 
 def sass_job(job: SassJob) -> dict:
     """Child side: each cubin written to the scratch folder (TMPDIR, where cuobjdump also writes its temporary
@@ -198,7 +188,7 @@ def _cuobjdump(cuobjdump: str, path: str, scratch: str, max_bytes: int) -> tuple
             stdout=subprocess.PIPE,
             stderr=errors,
             cwd=scratch,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 (the point: no cuobjdump outlives this child)
+            preexec_fn=confine.die_with_parent,  # noqa: PLW1509 (the point: no cuobjdump outlives this child)
         )
         data = process.stdout.read(max_bytes + 1)
         truncated = len(data) > max_bytes

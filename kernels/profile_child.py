@@ -12,8 +12,8 @@ worker while it holds the device lock alone. The child is confined like every ch
   already lets a GPU child create, bind and listen on one; connecting is what a profile adds, still Unix only);
 - the child's scratch folder holds the job file, the report and ncu's own temporary files (TMPDIR).
 
-A kernel that hangs or crashes under replay ends this child only: ncu runs with a time limit, in the child's
-process group (the worker kills the group at its timeout), and the judgement is recorded already.
+A kernel that hangs or crashes under replay ends this child only: ncu runs with a time limit and dies with this
+child, the target dies with ncu, and the judgement is recorded already.
 
 The child answers plain data (`sandbox.Worker(plain_answers=True)`): ncu's exit status and last output, the
 report's bytes and its two exports as CSV text. The parent reads them (kernels/profile_report.py).
@@ -139,9 +139,16 @@ class _Ran:
 
 
 def _run(command: list[str], timeout_s: float) -> _Ran:
-    """One command, stdout and stderr together, in this child's process group: past `timeout_s` it is killed, and
-    whatever it started goes when the worker ends this child (it kills the group, kernels/sandbox.py)."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    """One command, stdout and stderr together, past `timeout_s` killed. It dies with this child (a parent-death
+    signal, as Triton's ptxas does: kernels/triton_compiler.py), and the target dies with ncu (`_TARGET_BOOT`): the
+    worker ending this child at its own limit ends the whole chain."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=confine.die_with_parent,  # one prctl call: no lock, no thread
+    )
     try:
         output, _ = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:

@@ -167,9 +167,6 @@ class _Child:
             stdout=self.log_fd,
             stderr=self.log_fd,
             pass_fds=(child_conn.fileno(),),
-            # A process group of its own: `kill` ends whatever the child started too (Triton's ptxas, the profile
-            # child's ncu and the program ncu runs), not the child alone.
-            start_new_session=True,
         )
         child_conn.close()
         self.conn.send((setup, preload, confinement))
@@ -259,8 +256,6 @@ class _Child:
     def kill(self) -> None:
         if self.alive:
             self.process.kill()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # what it started, which may outlive it
 
     def end(self) -> None:
         self.kill()

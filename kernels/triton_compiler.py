@@ -27,14 +27,13 @@ import json
 import logging
 import os
 import re
-import signal
 import struct
 import subprocess
 import sys
 import traceback
 
+from kernels import confine, problems, sandbox
 from kernels import plan as plan_mod
-from kernels import problems, sandbox
 from kernels import triton_source as triton_source_mod
 from kernels.compiler import DEFAULT_ARCH, MAX_LOG_CHARS, kept_ptx, parse_ptxas_info
 from kernels.payloads import PtxasJob, TritonBuild, TritonJob
@@ -523,26 +522,14 @@ def ptxas_job(job: PtxasJob) -> dict:
     return {"ok": True, "log": "", "cubins": cubins, "reports": reports, "ptxas_version": str(version)}
 
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In a new process, before its execve: SIGKILL when the process that started it ends (it stays set across
-    execve). The parent kills a child at its timeout; a ptxas it started then ends too, instead of running on as
-    an orphan until its CPU-time limit."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def tie_processes_to_this_one() -> None:
-    """Every subprocess.run of this child (Triton's ptxas runs) starts its process with `_die_with_parent`."""
+    """Every subprocess.run of this child (Triton's ptxas runs) starts its process with `confine.die_with_parent`."""
     if getattr(subprocess.run, "tied", False):
         return
     plain_run = subprocess.run
 
     def run(*args, **kwargs):
-        kwargs.setdefault("preexec_fn", _die_with_parent)
+        kwargs.setdefault("preexec_fn", confine.die_with_parent)
         return plain_run(*args, **kwargs)
 
     run.tied = True

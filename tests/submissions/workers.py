@@ -39,6 +39,9 @@ TEST_ENV = {
     "SUBMISSIONS_JUDGE_JOB": f"{STANDIN}:judge_job",
     "SUBMISSIONS_JUDGE_WARM_UP": f"{STANDIN}:warm_up",
     "STANDIN_SLOW_S": "2.5",
+    # These workers judge; a passed judgement's profile (issue 43) would run after the test has flushed the database
+    # (tests/submissions/test_profile_runs.py tests the profile step and its queue on the real broker).
+    "PROFILES_ENABLED": "false",
     # The stand-in's own settings, which the GPU workers' supervisor hands on only when named (config/judge_env.py).
     "JUDGE_WORKER_EXTRA_ENV": "STANDIN_SLOW_S,STANDIN_JOB_S",
     # ... and which the judge passes to its sandboxed children only when named too (kernels/confine.py).
