@@ -377,3 +377,17 @@ def test_a_submission_that_did_not_pass_or_profiles_off_are_refused(reader, exer
     page = client_for(reader).post(again_url(profiled_submission), follow=True).content.decode()
     assert "Profiling is off on this site for now" in page and "Profile again" not in page
     assert not ProfileRequest.objects.exists()
+
+
+def test_a_request_the_broker_refused_is_taken_back_and_neither_counts_nor_blocks(
+    reader, profiled_submission, monkeypatch, django_capture_on_commit_callbacks, caplog
+):
+    from tests.outages import broker_down
+
+    client = client_for(reader)
+    with broker_down(monkeypatch), django_capture_on_commit_callbacks(execute=True):
+        client.post(again_url(profiled_submission))
+    assert any("broker refused its profile" in r.getMessage() for r in caplog.records)
+    assert not ProfileRequest.objects.exists()
+    page = client.get(detail_url(profiled_submission)).content.decode()
+    assert "5 of your 5 requests a day left." in page and "data-profile-pending" not in page

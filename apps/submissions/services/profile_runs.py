@@ -37,19 +37,23 @@ class ProfileRequestRefused(Exception):
 # --- Queueing --------------------------------------------------------------------------------------------------------
 
 
-def _enqueue_profile(submission: Submission) -> None:
+def _enqueue_profile(submission: Submission, request: ProfileRequest | None = None) -> None:
     """Send the profile task once the transaction commits, to the profile queue of the submission's GPU kind (named
     here, as the judge's queue is: it depends on the submission). A broker that is down loses this profile only: it is
-    logged, and the judgement, already committed, stands; the reader may ask again."""
+    logged, and the judgement, already committed, stands. A reader's request whose message was lost is taken back:
+    it neither counts against their quota nor shows as on its way, so they may simply ask again."""
     from apps.submissions.tasks import submission_profile_task
 
     submission_id, queue = submission.pk, profile_queue(submission.gpu_kind)
+    request_id = request.pk if request is not None else None
 
     def send() -> None:
         try:
             submission_profile_task.apply_async(args=[submission_id], queue=queue)
         except BROKER_ERRORS as error:
             logger.warning("submission %s: the broker refused its profile (%s); none is made", submission_id, error)
+            if request_id is not None:
+                ProfileRequest.objects.filter(pk=request_id, done_at__isnull=True).delete()
 
     transaction.on_commit(send)
 
@@ -178,6 +182,6 @@ def profile_request_create(*, user, submission: Submission) -> ProfileRequest:
             f"The next one is possible from {_when(quota.next_at)}."
         )
     request = ProfileRequest.objects.create(user=user, submission=submission)
-    _enqueue_profile(submission)
+    _enqueue_profile(submission, request)
     logger.info("profile requested", extra={"submission": str(submission.public_id)})
     return request
