@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import sys
 from pathlib import Path
 
@@ -92,8 +91,7 @@ def _parser() -> argparse.ArgumentParser:
 def _load_compiled(path: Path, source: str, problem: str) -> CompileResult:
     """A compile node's result, as the GPU stage gets it from the database: refused unless it is FILE's, for PROBLEM."""
     compiled = CompileResult.from_json(path.read_text())
-    sha = hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest()
-    if compiled.source_sha256 != sha or compiled.problem != problem:
+    if compiled.source_sha256 != compiler.source_sha256(source) or compiled.problem != problem:
         raise SystemExit(f"{path} was compiled from another source or for another problem than the one named")
     return compiled
 

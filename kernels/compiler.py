@@ -50,6 +50,11 @@ def nvrtc_version() -> str:
     return f"{major}.{minor}"
 
 
+def source_sha256(source: str) -> str:
+    """The digest a CompileResult records of its source (what `bench --compiled` matches a file against)."""
+    return hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest()
+
+
 def compile_submission(
     source: str,
     problem: str | problems.Problem,
@@ -73,7 +78,7 @@ def compile_submission(
         message="",
         problem=problem.name,
         arch=arch,
-        source_sha256=hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest(),
+        source_sha256=source_sha256(source),
     )
     try:
         source_mod.screen(source)

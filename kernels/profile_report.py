@@ -25,7 +25,7 @@ class ExportError(ValueError):
     """The report's export could not be read: the profile fails with this reason."""
 
 
-def document_of(answer: dict, *, launches: int, **common) -> profile_mod.Profile:
+def document_of(answer: dict, **common) -> profile_mod.Profile:
     rows = launch_rows(str(answer.get("raw_csv", "")))
     if not rows:
         raise ExportError("the profiler wrote a report with no launch of your kernels in it")

@@ -98,7 +98,7 @@ def profile_compiled(
         code = answer.get("returncode", -1) if isinstance(answer, dict) else -1
         return ProfileRun(profile_mod.from_ncu_failure(code if isinstance(code, int) else -1, str(output), **common))
     try:
-        document = profile_report.document_of(answer, launches=len(compiled.plan), **common)
+        document = profile_report.document_of(answer, **common)
     except profile_report.ExportError as exc:
         return ProfileRun(profile_mod.Profile(status=profile_mod.Status.FAILED.value, reason=str(exc), **common))
     if smaller:

@@ -21,7 +21,6 @@ before the result carries them.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.metadata
 import json
 import logging
@@ -35,7 +34,7 @@ import traceback
 from kernels import confine, problems, sandbox
 from kernels import plan as plan_mod
 from kernels import triton_source as triton_source_mod
-from kernels.compiler import DEFAULT_ARCH, MAX_LOG_CHARS, kept_ptx, parse_ptxas_info
+from kernels.compiler import DEFAULT_ARCH, MAX_LOG_CHARS, kept_ptx, parse_ptxas_info, source_sha256
 from kernels.payloads import PtxasJob, TritonBuild, TritonJob
 from kernels.results import CompileResult, KernelResources, TritonKernel, Verdict
 
@@ -148,7 +147,7 @@ def compile_triton(
         message="",
         problem=problem.name,
         arch=arch,
-        source_sha256=hashlib.sha256(source.encode("utf-8", errors="replace")).hexdigest(),
+        source_sha256=source_sha256(source),
         language="triton",
         triton_version=triton_version(),
     )

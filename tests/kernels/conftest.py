@@ -3,7 +3,6 @@ suite runs in several processes: they run in one (GPU_TESTS_IN_ONE_PROCESS below
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -64,7 +63,7 @@ PRECOMPILED = HERE / "precompiled"
 
 
 def precompiled_path(source: str, problem: str, arch: str) -> Path:
-    sha = hashlib.sha256(source.encode()).hexdigest()[:20]
+    sha = compiler.source_sha256(source)[:20]
     return PRECOMPILED / f"{problem}-{arch}-{sha}.json"
 
 

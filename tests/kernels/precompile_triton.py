@@ -22,7 +22,6 @@ RUNG_ARCH = "sm_90a"
 
 def jobs() -> list[tuple[str, str, str]]:
     """(source, problem, arch) for each Triton compile the GPU tests ask for."""
-    sys.path.insert(0, str(HERE.parents[1]))
     from tests.kernels.test_triton_gpu import TWO_BUILDS
 
     found = [(TWO_BUILDS, "vector_add", compiler.DEFAULT_ARCH)]
