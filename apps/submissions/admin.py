@@ -197,6 +197,7 @@ class GpuWorkerAdmin(admin.ModelAdmin):
         "online",
         "last_seen_at",
         "current_submission",
+        "profiling_submission",
         "jobs_done",
         "started_at",
     )

@@ -225,6 +225,16 @@ class GpuWorker(models.Model):
     current_submission = models.ForeignKey(
         Submission, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Issue 43: a profile is no judgement, so it is not current_submission (which the sweeper and duplicate checks
+    # read as "judging"); without it the staff page showed a worker busy with ncu as idle.
+    profiling_submission = models.ForeignKey(
+        Submission,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The accepted submission this worker profiles now (services.submission_profile)",
+    )
     jobs_done = models.PositiveIntegerField(default=0)
     stopped_at = models.DateTimeField(null=True, blank=True, help_text="Set when the worker shut down cleanly")
 

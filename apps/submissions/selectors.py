@@ -564,7 +564,9 @@ def exercise_ladders(user, gpu_kind: str) -> list[LadderRow]:
 
 def gpu_workers_listed() -> list[GpuWorker]:
     """Every GPU worker as it last reported, for the staff page."""
-    return list(GpuWorker.objects.select_related("current_submission").order_by("gpu_kind", "hostname"))
+    return list(
+        GpuWorker.objects.select_related("current_submission", "profiling_submission").order_by("gpu_kind", "hostname")
+    )
 
 
 def submissions_by_status(*, hours: int = 24) -> list[dict]:

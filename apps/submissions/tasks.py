@@ -81,7 +81,7 @@ def submission_profile_task(submission_id: int) -> None:
     # Issue 43: on `gpu.<kind>.profile`, named where it is sent (services.profile_runs); a GPU worker takes it only
     # when no judgement waits (CELERY_BROKER_TRANSPORT_OPTIONS' queue_order_strategy).
     try:
-        services.submission_profile(submission_id=submission_id, judge=worker.judge())
+        services.submission_profile(submission_id=submission_id, judge=worker.judge(), worker_name=worker.node_name())
     except SoftTimeLimitExceeded:
         worker.judge_reset()  # as for a judgement: the next job gets a fresh child
         raise

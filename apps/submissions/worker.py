@@ -156,6 +156,7 @@ def register() -> None:
             "last_seen_at": now,
             "stopped_at": None,
             "current_submission": None,
+            "profiling_submission": None,  # a restart after a kill: the profile's `finally` never ran
         },
     )
 
@@ -222,6 +223,8 @@ def _stop_gpu_process(**kwargs):
 
         from apps.submissions.models import GpuWorker
 
-        GpuWorker.objects.filter(hostname=node_name()).update(stopped_at=timezone.now(), current_submission=None)
+        GpuWorker.objects.filter(hostname=node_name()).update(
+            stopped_at=timezone.now(), current_submission=None, profiling_submission=None
+        )
     except Exception:
         logger.exception("could not mark GPU worker %s stopped", node_name())

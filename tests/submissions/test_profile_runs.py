@@ -7,6 +7,7 @@ Submissions go through the real services: `submission_create`, NVRTC through `su
 `submission_gpu_start` + `submission_gpu_record` with a JudgeResult in the judge's schema (tests/submissions/
 test_views.py's `judged`)."""
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,7 @@ from django.utils import timezone
 from kombu import Consumer
 
 from apps.submissions import gpu_node, services, tasks, worker
-from apps.submissions.models import Profile, ProfileRequest, Submission
+from apps.submissions.models import GpuWorker, Profile, ProfileRequest, Submission
 from apps.submissions.services.profile_runs import report_name
 from config.celery import app
 from kernels import profile as profile_mod
@@ -229,6 +230,102 @@ def test_only_a_passed_submission_with_its_results_is_profiled(exercise, reader,
     assert services.submission_profile(submission_id=passed.pk, judge=node) is None
     assert services.submission_profile(submission_id=10**9, judge=node) is None
     assert node.calls == [] and not Profile.objects.exists()
+
+
+class WatchesItsWorker(MadeOnAGpu):
+    """MadeOnAGpu whose `profile` first reads the GPU workers' rows, as the staff judge page would while ncu runs
+    (issue 43); `fails` makes it end as a crashed or timed-out profile does, with an exception."""
+
+    def __init__(self, fails: bool = False):
+        super().__init__()
+        self.fails, self.seen = fails, {}
+
+    def profile(self, compiled, judged, *, ncu_setting="", budget_s=10.0):
+        self.seen = dict(GpuWorker.objects.values_list("hostname", "profiling_submission"))
+        if self.fails:
+            raise RuntimeError("the profile child died")
+        return super().profile(compiled, judged, ncu_setting=ncu_setting, budget_s=budget_s)
+
+
+def gpu_workers(*hostnames: str) -> None:
+    earlier = timezone.now() - timedelta(minutes=5)
+    for hostname in hostnames:
+        GpuWorker.objects.create(hostname=hostname, gpu_kind="h200", started_at=earlier, last_seen_at=earlier)
+
+
+def profiling() -> dict:
+    return dict(GpuWorker.objects.values_list("hostname", "profiling_submission"))
+
+
+def test_the_worker_row_names_the_submission_it_profiles_while_the_profile_runs(exercise, reader, settings, tmp_path):
+    settings.PROFILE_ROOT = tmp_path
+    gpu_workers("gpu0@test", "gpu1@test")
+    submission = judged(reader, exercise)
+    before = GpuWorker.objects.values("last_seen_at", "current_submission").get(hostname="gpu0@test")
+    node = WatchesItsWorker()
+    assert services.submission_profile(submission_id=submission.pk, judge=node, worker_name="gpu0@test") is not None
+    assert node.seen == {"gpu0@test": submission.pk, "gpu1@test": None}  # this worker only
+    assert profiling() == {"gpu0@test": None, "gpu1@test": None}
+    after = GpuWorker.objects.values("last_seen_at", "current_submission").get(hostname="gpu0@test")
+    assert after["last_seen_at"] > before["last_seen_at"]
+    assert after["current_submission"] == before["current_submission"]  # a profile is not a judgement: untouched
+
+
+def test_a_profile_that_raises_leaves_its_worker_shown_idle(exercise, reader, settings, tmp_path):
+    settings.PROFILE_ROOT = tmp_path
+    gpu_workers("gpu0@test")
+    submission = judged(reader, exercise)
+    node = WatchesItsWorker(fails=True)
+    with pytest.raises(RuntimeError, match="the profile child died"):
+        services.submission_profile(submission_id=submission.pk, judge=node, worker_name="gpu0@test")
+    assert node.seen == {"gpu0@test": submission.pk} and profiling() == {"gpu0@test": None}
+    assert not Profile.objects.exists()
+
+
+def test_the_clearing_leaves_a_row_that_names_another_submission(exercise, reader, settings, tmp_path):
+    """The `finally` clears only its own mark: a row that meanwhile names another submission keeps it."""
+    settings.PROFILE_ROOT = tmp_path
+    gpu_workers("gpu0@test")
+    first, second = judged(reader, exercise), judged(reader, exercise)
+
+    class Overtaken(MadeOnAGpu):
+        def profile(self, compiled, judged, **kwargs):
+            GpuWorker.objects.update(profiling_submission=second)
+            return super().profile(compiled, judged, **kwargs)
+
+    services.submission_profile(submission_id=first.pk, judge=Overtaken(), worker_name="gpu0@test")
+    assert profiling() == {"gpu0@test": second.pk}
+
+
+def test_the_task_shows_the_profile_on_its_own_workers_row(exercise, reader, settings, tmp_path, monkeypatch):
+    """The task names the worker by its Celery node name (worker.node_name), the row's hostname."""
+    settings.PROFILE_ROOT = tmp_path
+    gpu_workers("gpu0@test", "gpu1@test")
+    submission = judged(reader, exercise)
+    node = WatchesItsWorker()
+    monkeypatch.setattr(worker, "_node_name", "gpu1@test")
+    monkeypatch.setattr(worker, "judge", lambda: node)
+    tasks.submission_profile_task(submission.pk)
+    assert node.seen == {"gpu0@test": None, "gpu1@test": submission.pk}
+    assert profiling() == {"gpu0@test": None, "gpu1@test": None} and Profile.objects.filter(submission=submission)
+
+
+def test_a_stopped_or_restarted_worker_never_shows_a_profile(exercise, reader, monkeypatch):
+    """A worker killed while profiling never ran the `finally`: its stop and its next registration clear the mark."""
+    gpu_workers("gpu0@test")
+    submission = judged(reader, exercise)
+    monkeypatch.setattr("sys.argv", ["celery", "-A", "config", "worker", "-Q", "gpu.h200,gpu.h200.profile"])
+    monkeypatch.setattr(worker, "_node_name", "gpu0@test")
+    monkeypatch.setattr(worker, "sandbox_summary", lambda: "landlock")
+    monkeypatch.setattr(worker, "_heartbeat_stop", threading.Event())  # the stop sets it: not this module's own
+    monkeypatch.setenv("GPU_NAME", "NVIDIA H200")  # not asked of nvidia-smi
+    GpuWorker.objects.update(profiling_submission=submission)
+    worker._stop_gpu_process()
+    stopped = GpuWorker.objects.get()
+    assert stopped.stopped_at is not None and stopped.profiling_submission is None
+    GpuWorker.objects.update(profiling_submission=submission)
+    worker.register()
+    assert GpuWorker.objects.get().profiling_submission is None
 
 
 # --- "Profile again" ----------------------------------------------------------------------------------------------

@@ -725,6 +725,25 @@ def test_the_staff_page_shows_queues_and_workers_to_staff_only(locked_exercise, 
     assert 'href="/staff/judge/"' not in client_for(subscriber).get("/progress/").content.decode()
 
 
+def test_the_staff_page_shows_a_worker_that_profiles_as_profiling_with_its_link(locked_exercise, subscriber):
+    """Issue 43: a GPU worker busy with a profile (GpuWorker.profiling_submission, set by services.submission_profile
+    around judge.profile) was shown idle."""
+    now = timezone.now()
+    profiled, judging = make_submission(subscriber, locked_exercise), make_submission(subscriber, locked_exercise)
+    GpuWorker.objects.create(
+        hostname="gpu0@node1", gpu_kind="h200", started_at=now, last_seen_at=now, profiling_submission=profiled
+    )
+    GpuWorker.objects.create(
+        hostname="gpu1@node1", gpu_kind="h200", started_at=now, last_seen_at=now, current_submission=judging
+    )
+    GpuWorker.objects.create(hostname="gpu2@node1", gpu_kind="h200", started_at=now, last_seen_at=now)
+    body = client_for(make_visitor("staff")).get("/staff/judge/").content.decode()
+    rows = {n: re.search(rf'<td class="mono">gpu{n}@node1</td>.*?</tr>', body, re.S).group(0) for n in (0, 1, 2)}
+    assert f'<td>profiling <a href="/submissions/{profiled.public_id}/">a submission</a></td>' in rows[0]
+    assert f'<td><a href="/submissions/{judging.public_id}/">running a submission</a></td>' in rows[1]
+    assert "profiling" not in rows[1] and "<td>idle</td>" in rows[2]
+
+
 def test_the_progress_page_queries_do_not_grow_with_finished_submissions(
     locked_exercise, subscriber, django_assert_num_queries
 ):

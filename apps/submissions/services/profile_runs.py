@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.submissions.gpu_node import profile_queue
-from apps.submissions.models import Profile, ProfileRequest, Submission
+from apps.submissions.models import GpuWorker, Profile, ProfileRequest, Submission
 from apps.submissions.selectors_profiles import profile_request_pending, profile_request_quota
 from apps.submissions.services.profiling import profile_record
 from config.broker import BROKER_ERRORS
@@ -99,11 +99,12 @@ def _profile_due(submission: Submission) -> bool:
     return ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists()
 
 
-def submission_profile(*, submission_id: int, judge) -> Profile | None:
+def submission_profile(*, submission_id: int, judge, worker_name: str = "") -> Profile | None:
     """Profile an accepted submission on this GPU worker and record the result. `judge` is the worker's
-    kernels.GpuJudge (anything with its `profile(compiled, judged, *, ncu_setting, budget_s)`). None when there was
-    nothing to do: profiles off, the submission gone or not passed, no stored compile or judgement to profile, or the
-    profile already made for this judgement and every request."""
+    kernels.GpuJudge (anything with its `profile(compiled, judged, *, ncu_setting, budget_s)`); `worker_name`, the
+    worker's node name, whose GpuWorker row shows the profile while it runs. None when there was nothing to do:
+    profiles off, the submission gone or not passed, no stored compile or judgement to profile, or the profile
+    already made for this judgement and every request."""
     from kernels import CompileResult
     from kernels.results import JudgeResult
 
@@ -121,7 +122,16 @@ def submission_profile(*, submission_id: int, judge) -> Profile | None:
         logger.warning("submission %s: its stored results are not this judge's schema; not profiled", submission_id)
         return None
     begun = timezone.now()
-    run = judge.profile(compiled, judged, ncu_setting=settings.PROFILE_NCU, budget_s=settings.PROFILE_BUDGET_S)
+    # The worker's row says "profiling" while ncu runs (the staff judge page); a profile is no judgement, so it is not
+    # current_submission, which the sweeper and the duplicate check read. Outside a transaction: seen at once.
+    this_worker = GpuWorker.objects.filter(hostname=worker_name)
+    this_worker.update(profiling_submission=submission, last_seen_at=timezone.now())
+    try:
+        run = judge.profile(compiled, judged, ncu_setting=settings.PROFILE_NCU, budget_s=settings.PROFILE_BUDGET_S)
+    finally:
+        # However it ended (a failure, the soft time limit), and only while it names this submission: a later run's
+        # mark on the same row (a restarted process of this node name) is never wiped.
+        this_worker.filter(profiling_submission=submission).update(profiling_submission=None)
     document = run.document
     document.report_file = _report_write(submission, run.report)
     profile = profile_record(submission_id=submission.pk, document=document)
