@@ -77,6 +77,10 @@ class Profile:
     report_file: str = ""  # the .ncu-rep, relative to the web app's private PROFILE_ROOT
     ncu_version: str = ""
     gpu_seconds: float | None = None  # what the profile cost (README's capacity table)
+    # When the web app copied this document from an identical kernel's recent profile (ISO time of that profile;
+    # apps.submissions.services.submission_profile), "" for one made on the GPU. No version bump: from_dict drops
+    # keys it does not know and a missing one defaults, so documents with and without it both load.
+    reused_from_profile_at: str = ""
     schema_version: int = PROFILE_SCHEMA_VERSION
 
     @property

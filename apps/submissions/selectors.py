@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from apps.catalog.models import Capsule
 from apps.submissions import charts
-from apps.submissions.models import Exercise, GpuWorker, ProfileFinding, ReferenceResult, Submission, Unit
+from apps.submissions.models import Exercise, GpuWorker, Profile, ProfileFinding, ReferenceResult, Submission, Unit
 from kernels import problems as judge_problems
 from kernels import profile as profile_mod
 from kernels import profile_findings
@@ -677,6 +677,7 @@ class ProfileView:
     stalls: list[dict]
     source_lines: list[dict]  # every source line, hot ones with share and stall
     has_report: bool
+    reused_from: datetime | None  # when the identical kernel's profile this one copies was made; None: made for it
 
 
 _SOL = (
@@ -747,6 +748,38 @@ def profile_view(submission: Submission) -> ProfileView | None:
         stalls=profile_findings.top_stalls(metrics),
         source_lines=_source_view(submission.source, document.source_lines) if document.source_lines else [],
         has_report=bool(stored.report_file),
+        reused_from=datetime.fromisoformat(document.reused_from_profile_at)
+        if document.reused_from_profile_at
+        else None,
+    )
+
+
+def profile_to_reuse(submission: Submission, *, now: datetime | None = None) -> Profile | None:
+    """The newest profile of another submission that an ncu run for `submission` would remake (issue 43: readers
+    submit the starter unchanged again and again): the same kernel (source digest, language, arch), problem and GPU
+    kind; profiled, in this code's schema, with a report to copy, recorded within PROFILE_REUSE_DAYS. None when reuse
+    is off (0 days) or there is none. Only profiles made on a GPU are offered: a copy of a copy would carry its donor's
+    age past the window, since a copy's own updated_at is when it was copied."""
+    days = settings.PROFILE_REUSE_DAYS
+    if days <= 0:
+        return None
+    now = now or timezone.now()
+    return (
+        Profile.objects.filter(
+            submission__source_sha256=submission.source_sha256,
+            submission__language=submission.language,
+            submission__arch=submission.arch,
+            submission__gpu_kind=submission.gpu_kind,
+            submission__exercise__problem=submission.exercise.problem,
+            status__in=[state.value for state in profile_mod.PROFILED_STATES],
+            schema_version=profile_mod.PROFILE_SCHEMA_VERSION,
+            updated_at__gt=now - timedelta(days=days),
+        )
+        .filter(Q(data__reused_from_profile_at="") | ~Q(data__has_key="reused_from_profile_at"))
+        .exclude(submission=submission)
+        .exclude(report_file="")
+        .order_by("-updated_at")
+        .first()
     )
 
 

@@ -464,6 +464,9 @@ PROFILES_ENABLED = env_bool("PROFILES_ENABLED", True)
 PROFILE_NCU = env_str("PROFILE_NCU", "")
 # GPU-seconds of replayed launches one profile may spend; a kernel too slow for it is profiled at a test shape.
 PROFILE_BUDGET_S = float(env_str("PROFILE_BUDGET_S", "10"))
+# An accepted kernel identical to one profiled within this many days (the same source, language, arch, problem and GPU
+# kind) gets a copy of that profile instead of another ncu run; 0 profiles every one. "Profile again" always runs ncu.
+PROFILE_REUSE_DAYS = env_int("PROFILE_REUSE_DAYS", 30)
 # How many times a reader may ask, over any 24 hours, for an accepted submission to be profiled again (staff: no limit).
 PROFILE_REQUESTS_PER_DAY = env_int("PROFILE_REQUESTS_PER_DAY", 5)
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import pytest
 from django.test import Client
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from kombu import Consumer
 
 from apps.submissions import gpu_node, services, tasks, worker
@@ -22,6 +22,7 @@ from config.celery import app
 from kernels import profile as profile_mod
 from kernels.profile_run import ProfileRun
 from tests.factories import UserFactory
+from tests.submissions.conftest import make_exercise
 from tests.submissions.test_profiles import profiled
 from tests.submissions.test_views import judge_result, judged, make_submission
 
@@ -154,14 +155,15 @@ def test_a_node_without_ncu_stores_a_no_ncu_profile_and_leaves_the_judgement_alo
 
 class MadeOnAGpu:
     """Stands in for GpuJudge.profile where the answer is one only a GPU with ncu makes: a profiled document (the
-    hand-written fixture metrics, tests/kernels/profiles/) and the .ncu-rep's bytes. It records what it was asked."""
+    hand-written fixture metrics, tests/kernels/profiles/; `fields` set more of it) and the .ncu-rep's bytes. It
+    records what it was asked."""
 
-    def __init__(self, report: bytes | None = b"NCU-REP bytes"):
-        self.report, self.calls = report, []
+    def __init__(self, report: bytes | None = b"NCU-REP bytes", **fields):
+        self.report, self.fields, self.calls = report, fields, []
 
     def profile(self, compiled, judged, *, ncu_setting="", budget_s=10.0):
         self.calls.append((compiled.problem, judged.verdict.value, ncu_setting, budget_s))
-        return ProfileRun(profiled(), self.report)
+        return ProfileRun(profiled(**self.fields), self.report)
 
 
 def test_the_report_is_written_under_its_public_id_and_served_to_its_owner(exercise, reader, settings, tmp_path):
@@ -326,6 +328,147 @@ def test_a_stopped_or_restarted_worker_never_shows_a_profile(exercise, reader, m
     GpuWorker.objects.update(profiling_submission=submission)
     worker.register()
     assert GpuWorker.objects.get().profiling_submission is None
+
+
+# --- An identical kernel's profile, copied -------------------------------------------------------------------------
+
+
+def reused_sentence(donor: Profile) -> str:
+    on = dateformat.format(timezone.localtime(donor.updated_at), "j M Y")
+    same = "the same source, problem and GPU"
+    return f"Profiled on {on} for an identical kernel ({same}); “Profile again” makes a fresh one."
+
+
+@pytest.fixture
+def donor(exercise, reader, settings, tmp_path) -> Profile:
+    """The starter kernel as submitted and profiled on a GPU (9.8 GPU-seconds): the profile the next identical
+    kernel's may be copied from."""
+    settings.PROFILE_ROOT, settings.PROFILE_REUSE_DAYS = tmp_path, 30
+    submission = judged(reader, exercise)
+    return services.submission_profile(submission_id=submission.pk, judge=MadeOnAGpu(gpu_seconds=9.8))
+
+
+def test_an_identical_kernel_gets_a_copy_of_the_recent_profile_and_no_gpu_run(exercise, donor, tmp_path):
+    gpu_workers("gpu0@test")
+    other = UserFactory(email="other@example.org")
+    second = judged(other, exercise)  # the same starter, unchanged, by another reader
+    seen_before = GpuWorker.objects.get().last_seen_at
+    node = MadeOnAGpu(report=b"another run's bytes")
+    copy = services.submission_profile(submission_id=second.pk, judge=node, worker_name="gpu0@test")
+    assert node.calls == []  # no ncu, no GPU
+    worker_row = GpuWorker.objects.get()
+    assert worker_row.profiling_submission is None and worker_row.last_seen_at == seen_before  # never shown profiling
+    assert copy.report_file == report_name(second) != donor.report_file
+    assert (tmp_path / copy.report_file).read_bytes() == (tmp_path / donor.report_file).read_bytes() == b"NCU-REP bytes"
+    assert copy.findings == donor.findings and copy.findings
+    assert sorted(copy.finding_rows.values_list("rule", flat=True)) == sorted(f["rule"] for f in donor.findings)
+    assert copy.status == donor.status == "profiled" and copy.data["metrics"] == donor.data["metrics"]
+    assert donor.data["gpu_seconds"] == 9.8 and copy.data["gpu_seconds"] == 0.0
+    assert (
+        copy.data["reused_from_profile_at"] == donor.updated_at.isoformat()
+        and donor.data["reused_from_profile_at"] == ""
+    )
+    page = client_for(other).get(detail_url(second)).content.decode()
+    assert reused_sentence(donor) in page and "Download the Nsight Compute report" in page
+    assert (
+        "identical kernel" not in client_for(donor.submission.user).get(detail_url(donor.submission)).content.decode()
+    )
+    # A second delivery of the copy's message finds it made.
+    assert services.submission_profile(submission_id=second.pk, judge=node) is None and node.calls == []
+
+
+def test_the_copied_report_is_served_only_to_its_own_submissions_owner(exercise, donor, staff):
+    other = UserFactory(email="other@example.org")
+    second = judged(other, exercise)
+    services.submission_profile(submission_id=second.pk, judge=MadeOnAGpu())
+    copied, original = f"{detail_url(second)}profile.ncu-rep", f"{detail_url(donor.submission)}profile.ncu-rep"
+    for visitor in (other, staff):
+        response = client_for(visitor).get(copied)
+        assert response.status_code == 200 and b"".join(response.streaming_content) == b"NCU-REP bytes"
+    assert client_for(donor.submission.user).get(copied).status_code == 404  # the donor's owner: not theirs
+    assert client_for(other).get(original).status_code == 404  # nor the donor's report to the copy's owner
+    anonymous = Client().get(copied)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+
+
+def another_problem(exercise):
+    capsule = exercise.capsule.book.capsules.get(number=3)
+    return {"exercise": make_exercise(capsule, problem="softmax")}
+
+
+@pytest.mark.parametrize(
+    ("donor_fields", "profile_fields", "reuse_days"),
+    [
+        pytest.param({"source_sha256": "0" * 64}, {}, 30, id="another source"),
+        pytest.param({"language": "triton"}, {}, 30, id="another language"),
+        pytest.param({"arch": "sm_90a"}, {}, 30, id="another arch"),
+        pytest.param({"gpu_kind": "b200"}, {}, 30, id="another gpu kind"),
+        pytest.param(another_problem, {}, 30, id="another problem"),
+        pytest.param({}, {"updated_at": timezone.now() - timedelta(days=31)}, 30, id="older than the window"),
+        pytest.param({}, {"status": profile_mod.Status.FAILED.value}, 30, id="donor failed"),
+        pytest.param({}, {"status": profile_mod.Status.OFF.value}, 30, id="donor off"),
+        pytest.param({}, {"schema_version": profile_mod.PROFILE_SCHEMA_VERSION + 1}, 30, id="donor of another schema"),
+        pytest.param({}, {}, 0, id="reuse off"),
+    ],
+)
+def test_no_matching_recent_profiled_donor_means_a_fresh_profile(
+    exercise, donor, settings, donor_fields, profile_fields, reuse_days
+):
+    settings.PROFILE_REUSE_DAYS = reuse_days
+    fields = donor_fields(exercise) if callable(donor_fields) else donor_fields
+    Submission.objects.filter(pk=donor.submission_id).update(**fields)
+    Profile.objects.filter(pk=donor.pk).update(**profile_fields)
+    second = judged(UserFactory(email="other@example.org"), exercise)
+    node = MadeOnAGpu(report=b"a fresh run")
+    profile = services.submission_profile(submission_id=second.pk, judge=node)
+    assert len(node.calls) == 1 and profile.data["reused_from_profile_at"] == ""
+    assert (settings.PROFILE_ROOT / profile.report_file).read_bytes() == b"a fresh run"
+
+
+def test_a_pending_request_to_profile_again_is_answered_by_a_fresh_profile(exercise, donor, reader, settings):
+    """The owner of a copy who asks again gets ncu's own run, even while the copy's donor is recent."""
+    second = judged(reader, exercise)
+    services.submission_profile(submission_id=second.pk, judge=MadeOnAGpu())
+    assert Profile.objects.get(submission=second).data["reused_from_profile_at"]
+    request = ProfileRequest.objects.create(user=reader, submission=second)
+    node = MadeOnAGpu(report=b"a fresh run")
+    profile = services.submission_profile(submission_id=second.pk, judge=node)
+    assert len(node.calls) == 1 and profile.data["reused_from_profile_at"] == "" and profile.data["gpu_seconds"] is None
+    assert (settings.PROFILE_ROOT / profile.report_file).read_bytes() == b"a fresh run"
+    request.refresh_from_db()
+    assert request.done_at is not None
+    assert "identical kernel" not in client_for(reader).get(detail_url(second)).content.decode()
+
+
+def test_a_donor_whose_report_is_gone_is_not_copied(exercise, donor, settings):
+    (settings.PROFILE_ROOT / donor.report_file).unlink()
+    second = judged(UserFactory(email="other@example.org"), exercise)
+    node = MadeOnAGpu(report=b"a fresh run")
+    profile = services.submission_profile(submission_id=second.pk, judge=node)
+    assert len(node.calls) == 1 and profile.data["reused_from_profile_at"] == ""
+    assert (settings.PROFILE_ROOT / profile.report_file).read_bytes() == b"a fresh run"
+
+
+def test_a_copy_is_never_copied_so_its_donors_age_holds(exercise, donor, reader):
+    """A copy's updated_at is when it was copied: copied on, the first profile would outlive PROFILE_REUSE_DAYS."""
+    second, third = judged(reader, exercise), judged(reader, exercise)
+    services.submission_profile(submission_id=second.pk, judge=MadeOnAGpu())
+    Profile.objects.filter(pk=donor.pk).update(updated_at=timezone.now() - timedelta(days=31))
+    node = MadeOnAGpu(report=b"a fresh run")
+    profile = services.submission_profile(submission_id=third.pk, judge=node)
+    assert len(node.calls) == 1 and profile.data["reused_from_profile_at"] == ""
+
+
+def test_a_profile_recorded_before_copies_existed_is_copied_and_both_load(exercise, donor, reader):
+    """Documents stored without `reused_from_profile_at` (no schema bump) load as made on a GPU, and are donors."""
+    old = {key: value for key, value in donor.data.items() if key != "reused_from_profile_at"}
+    Profile.objects.filter(pk=donor.pk).update(data=old)
+    assert profile_mod.Profile.from_dict(old).reused_from_profile_at == ""
+    second = judged(reader, exercise)
+    node = MadeOnAGpu()
+    copy = services.submission_profile(submission_id=second.pk, judge=node)
+    assert node.calls == [] and profile_mod.Profile.from_dict(copy.data).reused_from_profile_at
+    assert "identical kernel" not in client_for(reader).get(detail_url(donor.submission)).content.decode()
 
 
 # --- "Profile again" ----------------------------------------------------------------------------------------------

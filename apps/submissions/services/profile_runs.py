@@ -4,9 +4,9 @@ judgement and on a reader's request.
 - `profile_after_judgement`: the pipeline's record step calls it; a judgement recorded as passed queues a profile on
   `gpu.<kind>.profile` once the record commits (when PROFILES_ENABLED).
 - `submission_profile`: the task's service, on the GPU worker: `judge.profile` (kernels.judge.GpuJudge, the device
-  held alone) on the stored CompileResult and JudgeResult, the report written under PROFILE_ROOT, then
-  `profile_record`. It never changes a verdict or a figure, and a second delivery of its message finds the profile
-  made and does nothing.
+  held alone) on the stored CompileResult and JudgeResult, or a copy of an identical kernel's recent profile (no GPU
+  time), the report written under PROFILE_ROOT, then `profile_record`. It never changes a verdict or a figure, and a
+  second delivery of its message finds the profile made and does nothing.
 - `profile_request_create`: a reader's "Profile again", counted in the database against PROFILE_REQUESTS_PER_DAY
   over the last 24 hours (staff: no limit).
 """
@@ -23,9 +23,11 @@ from django.utils import timezone
 
 from apps.submissions.gpu_node import profile_queue
 from apps.submissions.models import GpuWorker, Profile, ProfileRequest, Submission
+from apps.submissions.selectors import profile_to_reuse
 from apps.submissions.selectors_profiles import profile_request_pending, profile_request_quota
 from apps.submissions.services.profiling import profile_record
 from config.broker import BROKER_ERRORS
+from kernels import profile as profile_mod
 
 logger = logging.getLogger(__name__)
 
@@ -99,12 +101,50 @@ def _profile_due(submission: Submission) -> bool:
     return ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists()
 
 
+def _profile_copied(submission: Submission):
+    """A kernels.profile_run.ProfileRun copied from an identical kernel's recent profile (selectors.profile_to_reuse):
+    the same compiled kernel, problem and GPU kind make the same profile, and each ncu run holds a GPU for about
+    PROFILE_BUDGET_S that judgements wait behind. None, and ncu runs, while a reader's request for this submission is
+    pending ("Profile again" is answered by a fresh profile, never a copy), when there is no such profile, or when its
+    report is gone from disk (deleted with its submission since): a copy without the report would be a poorer one."""
+    from kernels.profile_run import ProfileRun
+
+    if ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists():
+        return None
+    donor = profile_to_reuse(submission)
+    if donor is None:
+        return None
+    try:
+        report = donor.report_path.read_bytes()
+    except OSError:
+        return None
+    document = profile_mod.Profile.from_dict(donor.data)
+    document.gpu_seconds = 0.0  # what this profile cost: the donor's GPU time was counted once, by the donor
+    document.reused_from_profile_at = donor.updated_at.isoformat()
+    return ProfileRun(document, report)
+
+
+def _profile_made(submission: Submission, compiled, judged, *, judge, worker_name: str):
+    """`judge.profile` on this worker's GPU, the worker's row marked for the staff judge page while it runs."""
+    # The worker's row says "profiling" while ncu runs (the staff judge page); a profile is no judgement, so it is not
+    # current_submission, which the sweeper and the duplicate check read. Outside a transaction: seen at once.
+    this_worker = GpuWorker.objects.filter(hostname=worker_name)
+    this_worker.update(profiling_submission=submission, last_seen_at=timezone.now())
+    try:
+        return judge.profile(compiled, judged, ncu_setting=settings.PROFILE_NCU, budget_s=settings.PROFILE_BUDGET_S)
+    finally:
+        # However it ended (a failure, the soft time limit), and only while it names this submission: a later run's
+        # mark on the same row (a restarted process of this node name) is never wiped.
+        this_worker.filter(profiling_submission=submission).update(profiling_submission=None)
+
+
 def submission_profile(*, submission_id: int, judge, worker_name: str = "") -> Profile | None:
-    """Profile an accepted submission on this GPU worker and record the result. `judge` is the worker's
-    kernels.GpuJudge (anything with its `profile(compiled, judged, *, ncu_setting, budget_s)`); `worker_name`, the
-    worker's node name, whose GpuWorker row shows the profile while it runs. None when there was nothing to do:
-    profiles off, the submission gone or not passed, no stored compile or judgement to profile, or the profile
-    already made for this judgement and every request."""
+    """Profile an accepted submission on this GPU worker and record the result: a copy of an identical kernel's recent
+    profile where there is one (`_profile_copied`), else a run of `judge`, the worker's kernels.GpuJudge (anything with
+    its `profile(compiled, judged, *, ncu_setting, budget_s)`); `worker_name`, the worker's node name, whose GpuWorker
+    row shows the profile while it runs. None when there was nothing to do: profiles off, the submission gone or not
+    passed, no stored compile or judgement to profile, or the profile already made for this judgement and every
+    request."""
     from kernels import CompileResult
     from kernels.results import JudgeResult
 
@@ -122,16 +162,9 @@ def submission_profile(*, submission_id: int, judge, worker_name: str = "") -> P
         logger.warning("submission %s: its stored results are not this judge's schema; not profiled", submission_id)
         return None
     begun = timezone.now()
-    # The worker's row says "profiling" while ncu runs (the staff judge page); a profile is no judgement, so it is not
-    # current_submission, which the sweeper and the duplicate check read. Outside a transaction: seen at once.
-    this_worker = GpuWorker.objects.filter(hostname=worker_name)
-    this_worker.update(profiling_submission=submission, last_seen_at=timezone.now())
-    try:
-        run = judge.profile(compiled, judged, ncu_setting=settings.PROFILE_NCU, budget_s=settings.PROFILE_BUDGET_S)
-    finally:
-        # However it ended (a failure, the soft time limit), and only while it names this submission: a later run's
-        # mark on the same row (a restarted process of this node name) is never wiped.
-        this_worker.filter(profiling_submission=submission).update(profiling_submission=None)
+    run = _profile_copied(submission) or _profile_made(
+        submission, compiled, judged, judge=judge, worker_name=worker_name
+    )
     document = run.document
     document.report_file = _report_write(submission, run.report)
     profile = profile_record(submission_id=submission.pk, document=document)
