@@ -87,7 +87,16 @@ def profile_job(job: ProfileJob) -> dict:
     with open(target_job, "w") as file:
         json.dump({"compiled": job.compiled, "sizes": job.sizes, "seed": job.seed}, file)
     report = os.path.join(scratch, REPORT_NAME)
-    program = [sys.executable, "-I", "-c", _TARGET_BOOT, json.dumps([p for p in sys.path if p]), target_job]
+    program = [
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        _TARGET_BOOT,
+        json.dumps([p for p in sys.path if p]),
+        confine.package_dir("kernels"),
+        target_job,
+    ]
     command = profile_mod.ncu_command(
         job.ncu,
         report=report,
@@ -123,11 +132,18 @@ def profile_job(job: ProfileJob) -> dict:
     return answer
 
 
-# The target's interpreter: the child's import path (as the sandbox boots its children), dying with ncu if ncu
-# ends first, then the target's main.
+# The target's interpreter, started inside the confinement: the child's import path (as the sandbox boots its
+# children), dying with ncu if ncu ends first, then the target's main. `kernels` is loaded from its own folder by
+# location: the folder above it (the project root, which may hold a .env) is not readable, so the path finder, which
+# lists each sys.path entry, cannot find it there. -S: no site module (the system's sitecustomize is not readable
+# either, and the path is given whole).
 _TARGET_BOOT = (
-    "import ctypes, json, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0); "
-    "sys.path[:] = json.loads(sys.argv[1]); from kernels.profile_target import main; sys.exit(main(sys.argv[2:]))"
+    "import ctypes, importlib.util, json, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0); "
+    "sys.path[:] = json.loads(sys.argv[1]); folder = sys.argv[2]; "
+    "spec = importlib.util.spec_from_file_location('kernels', folder + '/__init__.py', "
+    "submodule_search_locations=[folder]); package = importlib.util.module_from_spec(spec); "
+    "sys.modules['kernels'] = package; spec.loader.exec_module(package); "
+    "from kernels.profile_target import main; sys.exit(main(sys.argv[3:]))"
 )
 
 

@@ -11,7 +11,7 @@ from kernels import compiler, problems, profile_findings
 from kernels import profile as profile_mod
 from kernels.judge import JudgeOptions
 from kernels.results import Verdict
-from kernels.tools.ladder import REFERENCE_DIR
+from kernels.tools.ladder import REFERENCE_DIR, arch_of
 
 from .conftest import compile_triton_source, read
 
@@ -64,7 +64,7 @@ def test_a_cuda_rung_is_profiled_in_the_sandbox(gpu_judge, ncu):
 
 def test_a_triton_rung_is_profiled_in_the_sandbox(gpu_judge, ncu):
     path = REFERENCE_DIR / "softmax" / "triton_01_rows.py"
-    compiled = compile_triton_source(read(path), "softmax")
+    compiled = compile_triton_source(read(path), "softmax", arch_of(path))
     result = judged(gpu_judge, compiled)
     run = gpu_judge.profile(compiled, result, ncu_setting=ncu)
     assert_profiled(run, "softmax")
