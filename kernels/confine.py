@@ -134,7 +134,9 @@ _PROCESS_CALLS = ("fork", "vfork", "execve")
 # Of those, what a child with `Access.local_sockets` may also do on its (Unix-only) sockets.
 _LOCAL_SOCKET_CALLS = ("connect", "accept", "accept4", "sendto", "sendmsg", "sendmmsg")
 _CLONE_THREAD = 0x00010000
-_AF_UNIX = 1
+_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_SOCK_TYPE_MASK = 0xF
+_SOCK_NOT_STREAM = (2, 3, 4, 5, 6, 10)  # DGRAM, RAW, RDM, SEQPACKET, DCCP, PACKET: every socket type but STREAM
 
 _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
@@ -259,6 +261,11 @@ class Access:
     # The profile child (issue 43): ncu and the library it injects into its target talk over a local socket. With
     # `cuda_driver` a socket can only be a Unix one; this lets the child connect, accept and send on it as well.
     local_sockets: bool = False
+    # ...and over TCP: ncu listens on a port of its range (`--port`, `--max-connections`) and the target connects to
+    # it (on the H100, a sandboxed target without TCP failed to make its CUDA context: cudaErrorOperatingSystem).
+    # (first port, count): TCP stream sockets are allowed, and Landlock's network rules (ABI 4, Linux 6.7) let them
+    # bind and connect on these ports only; on a kernel without them no TCP socket is allowed at all.
+    tcp_ports: tuple[int, int] = ()
 
     @classmethod
     def for_code(cls, modules: tuple[str, ...] = ()) -> Access:
@@ -293,10 +300,10 @@ class Access:
             execute=self.execute + _existing(*execute),
         )
 
-    def with_local_sockets(self) -> Access:
+    def with_local_sockets(self, tcp_ports: tuple[int, int] = ()) -> Access:
         if not self.cuda_driver:
             raise ValueError("local sockets are given only beside the CUDA driver's Unix-only socket rule")
-        return dataclasses.replace(self, local_sockets=True)
+        return dataclasses.replace(self, local_sockets=True, tcp_ports=tuple(tcp_ports))
 
     def for_gpu(self) -> Access:
         """Plus what CUDA's driver opens: /dev/nvidia*, the GPU's description in /sys and /proc/driver."""
@@ -353,9 +360,12 @@ def apply(confinement: Confinement) -> None:
     found = support()
     if found.landlock_abi:
         _restrict_files(confinement.access, found.landlock_abi)
+    access = confinement.access
+    tcp = bool(access.tcp_ports) and found.landlock_abi >= LANDLOCK_NET_ABI
+    if tcp:
+        _restrict_tcp_ports(*access.tcp_ports)
     if found.seccomp:
-        access = confinement.access
-        _filter_calls(access.cuda_driver, may_execute=bool(access.execute), local_sockets=access.local_sockets)
+        _filter_calls(access.cuda_driver, may_execute=bool(access.execute), local_sockets=access.local_sockets, tcp=tcp)
     _drop_capabilities()  # last: the filters above are installed with no_new_privs, which needs no capability
     if confinement.enforce and not found.confined:
         raise SandboxUnavailable(found.summary())
@@ -414,7 +424,45 @@ def _own_proc_rights(cuda_driver: bool):
     return FSAccess.READ_FILE | FSAccess.READ_DIR
 
 
-def _filter_calls(cuda_driver: bool, may_execute: bool = False, local_sockets: bool = False) -> None:
+# Landlock's network rules (Linux 6.7): a ruleset that handles TCP bind and connect, and a rule per allowed port.
+# The `landlock` package binds the file-system half only, so these are the three system calls themselves
+# (uapi/linux/landlock.h; the same numbers on x86-64 and arm64).
+LANDLOCK_NET_ABI = 4
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LANDLOCK_RULE_NET_PORT = 2
+_LANDLOCK_ACCESS_NET_BIND_TCP, _LANDLOCK_ACCESS_NET_CONNECT_TCP = 1, 2
+
+
+class _NetRulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+
+
+class _NetPortAttr(ctypes.Structure):
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
+def _restrict_tcp_ports(first: int, count: int) -> None:
+    """This process may bind and connect TCP sockets on ports first .. first + count - 1 only (a Landlock layer of
+    its own, beside the file-system one)."""
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    both = _LANDLOCK_ACCESS_NET_BIND_TCP | _LANDLOCK_ACCESS_NET_CONNECT_TCP
+    attr = _NetRulesetAttr(0, both)
+    fd = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), 0)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset (network) failed")
+    try:
+        for port in range(first, first + count):
+            rule = _NetPortAttr(both, port)
+            if libc.syscall(_SYS_LANDLOCK_ADD_RULE, fd, _LANDLOCK_RULE_NET_PORT, ctypes.byref(rule), 0) != 0:
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule (TCP port {port}) failed")
+        if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, fd, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self (network) failed")
+    finally:
+        os.close(fd)
+
+
+def _filter_calls(cuda_driver: bool, may_execute: bool = False, local_sockets: bool = False, tcp: bool = False) -> None:
     """`may_execute`: a child whose Access names files to execute (Triton's ptxas child) may start processes and
     execve; Landlock then decides which files (only those), and everything else denied here stays denied (execveat
     too: no exec of a descriptor)."""
@@ -430,8 +478,21 @@ def _filter_calls(cuda_driver: bool, may_execute: bool = False, local_sockets: b
         if local_sockets and name in _LOCAL_SOCKET_CALLS:
             continue
         calls.add_rule(denied, name)
-    if cuda_driver:  # a Unix socket only: no network
+    if cuda_driver and not tcp:  # a Unix socket only: no network
         calls.add_rule(denied, "socket", seccomp.Arg(0, seccomp.NE, _AF_UNIX, 0))
+    elif cuda_driver:  # Unix sockets, and TCP ones (Landlock holds them to their ports): no UDP, raw or other family
+        calls.add_rule(denied, "socket", seccomp.Arg(0, seccomp.GT, _AF_INET6, 0))
+        for family in range(_AF_INET6 + 1):
+            if family not in (_AF_UNIX, _AF_INET, _AF_INET6):
+                calls.add_rule(denied, "socket", seccomp.Arg(0, seccomp.EQ, family, 0))
+        for family in (_AF_INET, _AF_INET6):  # the type's low bits name it; the high ones are flags (NONBLOCK, ...)
+            for kind in _SOCK_NOT_STREAM:
+                calls.add_rule(
+                    denied,
+                    "socket",
+                    seccomp.Arg(0, seccomp.EQ, family, 0),
+                    seccomp.Arg(1, seccomp.MASKED_EQ, _SOCK_TYPE_MASK, kind),
+                )
     # A new thread is a clone with CLONE_THREAD; anything else is a new process.
     if not may_execute:
         calls.add_rule(denied, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))

@@ -163,6 +163,11 @@ def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:
     )
 
 
+# ncu talks to the library it injects into its target over TCP on a port of this range (its defaults, named so
+# that the profile child's confinement opens exactly these: kernels/profile_child.py, confine.Access.tcp_ports).
+NCU_PORTS = (49152, 64)  # (first port, count): ncu's --port and --max-connections
+
+
 def ncu_command(
     ncu: str, *, report: str, kernel_regex: str, launch_count: int, metrics: list[str], program: list[str]
 ) -> list[str]:
@@ -171,6 +176,7 @@ def ncu_command(
     report, written to `report` (.ncu-rep). The clocks are left as the GPU runs them (`--clock-control none`), as
     the judge's timings are."""
     command = [ncu, "--export", report, "--force-overwrite", "--target-processes", "all", "--clock-control", "none"]
+    command += ["--port", str(NCU_PORTS[0]), "--max-connections", str(NCU_PORTS[1])]
     command += ["--kernel-name-base", "mangled", "--kernel-name", f"regex:{kernel_regex}"]
     command += ["--launch-count", str(launch_count), "--import-source", "yes"]
     for section in NCU_SECTIONS:

@@ -8,8 +8,10 @@ worker while it holds the device lock alone. The child is confined like every ch
   interpreter that loads them: `Access.execute`, so seccomp lets it fork and execve and Landlock gives EXECUTE to
   those alone. The target (`python -I -m kernels.profile_target`) inherits the whole confinement: the same files,
   the same refused calls, no capabilities;
-- **local sockets**: ncu and the library it injects into the target talk over a Unix socket (`Access.cuda_driver`
-  already lets a GPU child create, bind and listen on one; connecting is what a profile adds, still Unix only);
+- **local sockets**: ncu and the library it injects into the target talk over a Unix socket and over TCP
+  (`Access.cuda_driver` already lets a GPU child create, bind and listen on a Unix one; a profile adds connecting on
+  it, and TCP stream sockets that Landlock's network rules hold to ncu's own port range, `profile.NCU_PORTS`: on the
+  H100 a sandboxed target without them could not make its CUDA context);
 - the child's scratch folder holds the job file, the report and ncu's own temporary files (TMPDIR).
 
 A kernel that hangs or crashes under replay ends this child only: ncu runs with a time limit and dies with this
@@ -77,7 +79,7 @@ def profile_access(ncu: str, code: tuple[str, ...]) -> confine.Access:
     files = ncu_files(ncu)
     execute = (*files, executable, *([os.path.realpath(loader)] if loader else []))
     access = confine.Access.for_code(("kernels.profile_target", *code)).for_gpu().plus(read=files, execute=execute)
-    return access.with_local_sockets()
+    return access.with_local_sockets(tcp_ports=profile_mod.NCU_PORTS)
 
 
 def profile_job(job: ProfileJob) -> dict:

@@ -143,4 +143,20 @@ def sockets(_payload=None) -> dict:
             tried["unix"] = "connected"
     except OSError as exc:
         tried["unix"] = f"refused: {exc.strerror}"
+    tried["tcp_loopback_ncu_port"] = _tcp_loopback(49152 + 7)  # inside ncu's port range (kernels/profile.py)
+    tried["tcp_loopback_other_port"] = _tcp_loopback(40000)
     return tried
+
+
+def _tcp_loopback(port: int) -> str:
+    """Listen on 127.0.0.1:port and connect to it, as ncu and the library it injects into its target do."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", port))
+            server.listen(1)
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as client:
+                client.sendall(b"x")
+        return "connected"
+    except OSError as exc:
+        return f"refused: {exc.strerror}"

@@ -221,7 +221,8 @@ def test_the_same_source_compiles_to_the_same_cubin_wherever_its_child_ran():
 
 def test_sockets_stay_unix_only_and_a_profile_child_may_connect_on_them(canaries):
     """A GPU child may make a Unix socket (CUDA's driver does) but not connect on it; the profile child (issue 43:
-    ncu and its target talk over one) may connect too. Neither reaches the network: no TCP, no UDP socket."""
+    ncu and its target talk over one, and over TCP on ncu's ports) may connect too. Neither reaches anything else:
+    no UDP socket, no TCP connection on another port (Redis's, or a loopback one of its own)."""
     from kernels import profile_child
 
     def run(access):
@@ -236,3 +237,8 @@ def test_sockets_stay_unix_only_and_a_profile_child_may_connect_on_them(canaries
     profiling = run(profile_child.profile_access(ncu, ("tests.kernels.escapes",)))
     assert profiling["tcp"].startswith("refused") and profiling["udp"].startswith("refused")
     assert profiling["unix"] == "connected"
+    # TCP on ncu's own ports only (Landlock's network rules): its target connects to it there, nowhere else.
+    assert gpu_child["tcp_loopback_ncu_port"].startswith("refused")
+    if confine.support().landlock_abi >= confine.LANDLOCK_NET_ABI:
+        assert profiling["tcp_loopback_ncu_port"] == "connected"
+    assert profiling["tcp_loopback_other_port"].startswith("refused")
