@@ -77,6 +77,7 @@ class GpuJudge:
         self.warm_ahead = warm and warm_ahead
         self.ceilings_max_age_s = ceilings_max_age_s
         self.kept: SetupAnswer | None = None  # the latest setup's answer: device identity, ceilings, baselines
+        self.profiling_off = ""  # why profiling is off on this node, once a profile found it so (see `profile`)
         self.ceilings_measured = 0
         self._rehearse: list[str] | None = None  # None: the first child rehearses every problem
         self.device_lock = devicelock.new_lock_file() if self.warm_ahead else None
@@ -175,18 +176,29 @@ class GpuJudge:
 
     def profile(self, compiled: CompileResult, judged: JudgeResult, *, ncu_setting: str = "", budget_s: float = 10.0):
         """Profile an accepted submission (issue 43: kernels/profile_run.py) in a child of its own, with the
-        device held alone: no spare's setup step runs beside its replays. Returns a `profile_run.ProfileRun`."""
+        device held alone: no spare's setup step runs beside its replays. Returns a `profile_run.ProfileRun`.
+
+        Once a profile finds profiling off on this node (counters refused, or the profiler unable to start: the
+        node's doing, not a kernel's), later ones answer that at once, spending no GPU time, until the worker
+        restarts (`profiling_off`)."""
+        from kernels import profile as profile_mod
         from kernels import profile_run
 
+        if self.profiling_off:
+            gpu_name = judged.telemetry.gpu_name if judged.telemetry else ""
+            return profile_run.ProfileRun(profile_mod.profile_off(self.profiling_off, gpu_name=gpu_name))
         lock = devicelock.DeviceLock()
         lock.use(self.device_lock)
         try:
             with lock.timed():
-                return profile_run.profile_compiled(
+                run = profile_run.profile_compiled(
                     compiled, judged, ncu_setting=ncu_setting, budget_s=budget_s, seed=judged.seed or 0
                 )
         finally:
             lock.use(None)
+        if run.document.status == profile_mod.Status.OFF.value:
+            self.profiling_off = run.document.reason
+        return run
 
     def close(self) -> None:
         self.worker.close()

@@ -148,16 +148,31 @@ def installed_ncu(ncu: str) -> str:
     return max(candidates)[1] if candidates else ncu
 
 
+# What ncu prints as it starts on each kernel it profiles: without it, the run ended before the reader's kernel.
+PROFILING_STARTED = "==PROF== Profiling"
+
+
 def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:
-    """What an `ncu` run that produced no report says to the reader: counters refused, or the kernel failed."""
+    """What an `ncu` run that produced no report says: counters refused, or the run ended before it reached the
+    reader's kernel (both the node's doing: profiling is off on it, GpuJudge.profile stops trying), or the kernel
+    failed under replay (that profile failed, nothing else)."""
     if COUNTERS_REFUSED in output:
         return profile_off(
             "the GPU driver on this node does not let the judge read performance counters (ERR_NVGPUCTRPERM); "
             "the operator can allow it (README, Operators: Profiles)",
             **fields,
         )
-    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
-    last = re.sub(r"\s+", " ", last)[:300]
+    lines = [re.sub(r"\s+", " ", line.strip())[:300] for line in output.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if PROFILING_STARTED not in output:
+        # The target loads the judged cubins and draws inputs before the first kernel: what stopped it is the
+        # node's (its CUDA, ncu, the sandbox), never the kernel. Its own last words say what.
+        own = next((line for line in reversed(lines) if not line.startswith("==")), "")
+        return profile_off(
+            f"the profiler could not start on this node ({own or last or f'exit {returncode}'}); it is off here until "
+            "the operator fixes the node and restarts its worker",
+            **fields,
+        )
     return Profile(
         status=Status.FAILED.value, reason=f"the profiler stopped (exit {returncode}): {last}".rstrip(": "), **fields
     )

@@ -68,3 +68,49 @@ def test_the_kernel_filter_names_the_submissions_own_symbols_exactly():
     regex = profile_run.kernel_regex(compiled)
     assert regex.startswith("^(") and regex.endswith(")$")
     assert all(symbol in regex for symbol in compiled.lowered_names.values())
+
+
+# What the profile child's ncu printed on the H100 (2026-12-07) when its sandboxed target could not make its CUDA
+# context: the run ended before the reader's kernel, so profiling is off on the node, not the kernel's failure.
+TARGET_COULD_NOT_START = (
+    "==PROF== Connected to process 3764 (/usr/bin/python3.12)\n"
+    "Traceback (most recent call last):\n"
+    '  File "cupy_backends/cuda/api/runtime.pyx", line 146, in cupy_backends.cuda.api.runtime.check_status\n'
+    "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorOperatingSystem: OS call failed or operation not "
+    "supported on this OS\n"
+    "==PROF== Disconnected from process 3764\n"
+    "==ERROR== The application returned an error code (1).\n"
+)
+
+
+def test_a_profiler_that_cannot_reach_the_kernel_turns_profiling_off_on_the_node():
+    from kernels import profile as profile_mod
+
+    off = profile_mod.from_ncu_failure(1, TARGET_COULD_NOT_START)
+    assert off.status == "off" and "cudaErrorOperatingSystem" in off.reason and "could not start" in off.reason
+    crashed = profile_mod.from_ncu_failure(1, '==PROF== Profiling "k": 0%....\n==ERROR== The application returned')
+    assert crashed.status == "failed"  # the kernel's own failure under replay: this profile only
+
+
+@pytest.mark.skipif(not confine.support().confined, reason=confine.support().summary())
+def test_once_profiling_is_off_on_a_node_the_judge_stops_trying(tmp_path):
+    """The first profile runs ncu (a stand-in printing what the H100's did) and finds the node unable to profile;
+    the next answers the same at once: ncu is not run again (it would leave a mark) until the worker restarts."""
+    from kernels.judge import GpuJudge
+
+    mark = tmp_path / "ran"
+    ncu = tmp_path / "nsight" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text("#!/bin/sh\ncat <<'EOF'\n" + TARGET_COULD_NOT_START + "EOF\nexit 1\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
+    judge = GpuJudge(warm=False)
+    try:
+        first = judge.profile(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
+        assert first.document.status == "off" and "cudaErrorOperatingSystem" in first.document.reason
+        ncu.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+        again = judge.profile(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
+        assert again.document.status == "off" and again.document.reason == first.document.reason
+        assert not mark.exists() and again.document.gpu_seconds is None
+    finally:
+        judge.close()
