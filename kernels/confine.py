@@ -136,6 +136,7 @@ _LOCAL_SOCKET_CALLS = ("connect", "accept", "accept4", "sendto", "sendmsg", "sen
 _CLONE_THREAD = 0x00010000
 _AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
 _SOCK_TYPE_MASK = 0xF
+_MSG_FASTOPEN = 0x20000000
 _SOCK_NOT_STREAM = (2, 3, 4, 5, 6, 10)  # DGRAM, RAW, RDM, SEQPACKET, DCCP, PACKET: every socket type but STREAM
 
 _PR_SET_DUMPABLE = 4
@@ -485,6 +486,9 @@ def _filter_calls(cuda_driver: bool, may_execute: bool = False, local_sockets: b
         for family in range(_AF_INET6 + 1):
             if family not in (_AF_UNIX, _AF_INET, _AF_INET6):
                 calls.add_rule(denied, "socket", seccomp.Arg(0, seccomp.EQ, family, 0))
+        # TCP Fast Open connects inside a send: refused, so that every TCP connection goes through connect().
+        for call, flags_arg in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)):
+            calls.add_rule(denied, call, seccomp.Arg(flags_arg, seccomp.MASKED_EQ, _MSG_FASTOPEN, _MSG_FASTOPEN))
         for family in (_AF_INET, _AF_INET6):  # the type's low bits name it; the high ones are flags (NONBLOCK, ...)
             for kind in _SOCK_NOT_STREAM:
                 calls.add_rule(

@@ -143,6 +143,12 @@ def sockets(_payload=None) -> dict:
             tried["unix"] = "connected"
     except OSError as exc:
         tried["unix"] = f"refused: {exc.strerror}"
+    try:  # TCP Fast Open: a connection made by the first send, past connect()
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as fast:
+            fast.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", 6379))
+            tried["tcp_fastopen"] = "sent"
+    except OSError as exc:
+        tried["tcp_fastopen"] = f"refused: {exc.strerror}"
     tried["tcp_loopback_ncu_port"] = _tcp_loopback(49152 + 7)  # inside ncu's port range (kernels/profile.py)
     tried["tcp_loopback_other_port"] = _tcp_loopback(40000)
     return tried

@@ -242,3 +242,4 @@ def test_sockets_stay_unix_only_and_a_profile_child_may_connect_on_them(canaries
     if confine.support().landlock_abi >= confine.LANDLOCK_NET_ABI:
         assert profiling["tcp_loopback_ncu_port"] == "connected"
     assert profiling["tcp_loopback_other_port"].startswith("refused")
+    assert profiling["tcp_fastopen"].startswith("refused") and gpu_child["tcp_fastopen"].startswith("refused")
