@@ -70,8 +70,8 @@ class _Bench:
 @dataclass
 class _Samples:
     """What the recorded rounds measured: each side's times, the candidate's worst rel_err, and where the rounds'
-    time went (milliseconds added by part: inputs, launches, checks; the warm-up round included; the job's dict,
-    summed over its shapes)."""
+    time went (milliseconds added by part: inputs, warm_up (the baseline's untimed first launch), launches, checks,
+    baseline_alone; the job's dict, summed over its shapes)."""
 
     candidate_ms: list[float] = field(default_factory=list)
     baseline_ms: list[float] = field(default_factory=list)
@@ -128,7 +128,7 @@ def _warm_up(bench: _Bench, samples: _Samples) -> Prepared:
     first timed round draws inputs of its own, so the baseline's answer to these is worth nothing to it."""
     with samples.part("inputs"):
         prepared = _input_set(bench, WARM_UP_ROUND, None)
-    with samples.part("launches"):
+    with samples.part("warm_up"):  # apart from the rounds' launches: a library's first call at a shape can be long
         call_baseline(bench.problem, prepared, bench.ctx, bench.baseline)
     return prepared
 
