@@ -3,6 +3,8 @@
     python3 bench/sandbox_cuda_probe.py
     python3 bench/sandbox_cuda_probe.py --find-paths     # where Landlock is what fails: which paths CUDA needs
     python3 bench/sandbox_cuda_probe.py --find-rights    # which rights in its own /proc entry
+    python3 bench/sandbox_cuda_probe.py --profile        # the profile child's confinement (issue 43): ncu profiling
+    python3 bench/sandbox_cuda_probe.py --profile --find-paths      # the sgemm example in each line instead
 
 Starts one fresh interpreter per line, applies one mechanism of a GPU child's confinement (or all of them, as
 `confine.apply` does), then makes a CUDA context and runs a CuPy reduction, and prints OK or the CUDA error. On
@@ -11,6 +13,11 @@ twice over: the seccomp filter refused `socket`, `bind` and `listen` (the driver
 Landlock refused the driver's opens in the child's own /proc entry (writes, and opens that truncate);
 `Access.cuda_driver` allows exactly those. Run it first on a new kind of node or driver: a FAIL on the last line
 means GPU jobs would fail there with internal_error.
+
+With --profile each line runs the profile child's job instead (kernels/profile_child.py: ncu profiling the sgemm
+example at a test shape, its target inheriting the confinement) under the profile child's rights, and prints the
+target's own last words where it fails: on the H100 of 2026-12-07 a sandboxed target failed to make its CUDA context
+under ncu (cudaErrorOperatingSystem), and this says which mechanism refused what.
 """
 
 from __future__ import annotations
@@ -40,10 +47,38 @@ def cuda_works():
     return int(cupy.arange(1000).sum())
 """
 
+# The same two functions for the profile child (--profile): its rights, and a profile of the sgemm example.
+PROFILE = """
+from kernels import compiler, problems, profile_child, profile_run
+from kernels import profile as profile_mod
+_ncu = profile_mod.find_ncu()
+_compiled = compiler.compile_submission((problems.PROBLEMS_DIR / "sgemm" / "example.cu").read_text(), "sgemm")
+_job = profile_child.ProfileJob(
+    compiled=_compiled.to_dict(), sizes=dict(problems.load("sgemm").tests[-1].sizes), seed=1, ncu=_ncu,
+    kernel_regex=profile_run.kernel_regex(_compiled), launch_count=len(_compiled.plan), metrics=(), timeout_s=90,
+)
+
+def gpu_access():
+    return profile_child.profile_access(_ncu, profile_run.CHILD_CODE).plus(write=(scratch,))
+
+def cuda_works():
+    answer = profile_child.profile_job(_job)
+    if not answer.get("ok"):
+        lines = [line for line in answer["output"].splitlines() if line.strip()]
+        own = [line for line in lines if not line.startswith("==")]
+        raise RuntimeError(f"ncu exit {answer['returncode']}: {(own or lines or ['?'])[-1][:300]}")
+    return "profiled"
+"""
+
+
+def prefix() -> str:
+    """What every child starts with: its scratch folder, then a GPU child's or (--profile) the profile child's rights
+    and work."""
+    return SCRATCH + (PROFILE if "--profile" in sys.argv else "")
+
+
 # One mechanism of the confinement (argv[1]), or all of them as `confine.apply` does.
-CHILD = (
-    SCRATCH
-    + """
+CHILD = """
 import sys
 step = sys.argv[1]
 access = gpu_access()
@@ -52,35 +87,34 @@ if step == "rlimits":
 elif step == "landlock":
     confine._libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, which Landlock requires
     confine._restrict_files(access, confine.support().landlock_abi)
+    if access.tcp_ports:
+        confine._restrict_tcp_ports(*access.tcp_ports)
 elif step == "seccomp":
     confine._libc().prctl(38, 1, 0, 0, 0)
-    confine._filter_calls(access.cuda_driver)
+    confine._filter_calls(
+        access.cuda_driver, may_execute=bool(access.execute), local_sockets=access.local_sockets,
+        tcp=bool(access.tcp_ports),
+    )
 elif step == "capabilities":
     confine._drop_capabilities()
 elif step == "all":
     confine.apply(confine.Confinement(access))
 try:
-    print(f"{step:13s} OK (sum {cuda_works()})", flush=True)
+    print(f"{step:13s} OK ({cuda_works()})", flush=True)
 except Exception as exc:
     print(f"{step:13s} FAIL {exc}", flush=True)
 """
-)
 
 # A GPU child's Landlock rules plus every right on the paths given (argv[1], JSON).
-CHILD_WITH_PATHS = (
-    SCRATCH
-    + """
+CHILD_WITH_PATHS = """
 import json, sys
 confine._libc().prctl(38, 1, 0, 0, 0)
 confine._restrict_files(gpu_access().plus(write=json.loads(sys.argv[1])), confine.support().landlock_abi)
 cuda_works()
 """
-)
 
 # The child's own /proc entry with every right but the one named (argv[1]).
-CHILD_WITHOUT_RIGHT = (
-    SCRATCH
-    + """
+CHILD_WITHOUT_RIGHT = """
 import sys
 from landlock import FSAccess
 left_out = FSAccess[sys.argv[1]] if sys.argv[1] != "nothing" else 0
@@ -89,14 +123,32 @@ confine._libc().prctl(38, 1, 0, 0, 0)
 confine._restrict_files(gpu_access(), confine.support().landlock_abi)
 cuda_works()
 """
+
+# --profile: the profile child exactly as a GPU worker starts it (sandbox.run_once: the empty environment, the
+# scratch folder, every mechanism), the judge's own path through kernels/profile_run.py but for the judging.
+SANDBOXED = """
+from kernels import sandbox
+outcome = sandbox.run_once(
+    "kernels.profile_child:profile_job", _job, 150, access=profile_child.profile_access(_ncu, profile_run.CHILD_CODE),
+    plain_answers=True,
 )
+answer = outcome.value if isinstance(outcome.value, dict) else {}
+lines = [line for line in str(answer.get("output", outcome.error)).splitlines() if line.strip()]
+own = [line for line in lines if not line.startswith("==")]
+child = "" if outcome.status is sandbox.Status.OK else f" (the child: {outcome.status.value})"
+verdict = "OK (profiled)" if answer.get("ok") else f"FAIL{child} {(own or lines or ['?'])[-1][:300]}"
+print(f"{'sandbox':13s} {verdict}", flush=True)
+"""
 
 SEARCH_DEPTH = 4
 
 
 def works_with(paths: list[str]) -> bool:
     child = subprocess.run(
-        [sys.executable, "-c", CHILD_WITH_PATHS, json.dumps(paths)], timeout=120, check=False, capture_output=True
+        [sys.executable, "-c", prefix() + CHILD_WITH_PATHS, json.dumps(paths)],
+        timeout=120,
+        check=False,
+        capture_output=True,
     )
     return child.returncode == 0
 
@@ -149,7 +201,7 @@ def find_rights() -> None:
 
     for name in ["nothing"] + [right.name for right in FSAccess if right & FSAccess.all()]:
         child = subprocess.run(
-            [sys.executable, "-c", CHILD_WITHOUT_RIGHT, name], timeout=120, check=False, capture_output=True
+            [sys.executable, "-c", prefix() + CHILD_WITHOUT_RIGHT, name], timeout=120, check=False, capture_output=True
         )
         why = "" if child.returncode == 0 else child.stderr.decode(errors="replace").strip().splitlines()[-1:]
         print(f"without {name:12s} {'OK' if child.returncode == 0 else 'FAIL'} {''.join(why)}", flush=True)
@@ -166,7 +218,9 @@ def main() -> None:
         find_rights()
         return
     for step in ("none", "rlimits", "landlock", "seccomp", "capabilities", "all"):
-        subprocess.run([sys.executable, "-c", CHILD, step], timeout=120, check=False)
+        subprocess.run([sys.executable, "-c", prefix() + CHILD, step], timeout=180, check=False)
+    if "--profile" in sys.argv:
+        subprocess.run([sys.executable, "-c", prefix() + SANDBOXED], timeout=240, check=False)
 
 
 if __name__ == "__main__":
