@@ -30,7 +30,10 @@ In order:
    rest spread over the other readers, created as fast as the service takes them. Prints submissions per
    minute per GPU (first GPU start to last result), submit-to-result p50/p95, the compile stage (queue and
    NVRTC), the GPU queue wait, GPU time per job, and the fairness check: how many jobs started between the
-   lone reader's submission being compiled and its own start (at most 1).
+   lone reader's submission being compiled and its own start (at most 1). Profiling is on, as the site's default
+   (issue 43): each passed judgement queues a profile, which the GPU worker runs when no judgement waits, or copies
+   from an identical kernel's (`PROFILE_REUSE_DAYS`); the phase's profiles recorded, copies and GPU-seconds are
+   printed beside its rate (PROFILES_ENABLED=false in the environment turns them off, to compare).
 5. The comparison: the same verdicts in the burst as alone, and the median of the kernel's timed median
    within 1%. Per GPU (the index its worker owns, recorded with each job, and the device UUIDs the jobs
    reported): jobs and jobs per minute, and the check that no GPU ran two jobs at once (no two [start, end]
@@ -745,6 +748,24 @@ def figures(ids: list[int], gpus: int) -> dict:
         "between_jobs_s": spread(gaps(judged)),
         "kernel_median_ms": spread([headline_ms(r) for r in results]),
         "ceilings_measured_at": sorted({(r.get("ceilings") or {}).get("measured_at") or 0 for r in results}),
+        "profiles": profiles_of(ids),
+    }
+
+
+def profiles_of(ids: list[int]) -> dict:
+    """The profiles of these submissions recorded by the time the phase ended (issue 43: each passed judgement queues
+    one, run when no judgement waits): by status, how many were copies of an identical kernel's (no GPU time), and
+    the GPU-seconds of those that ran ncu."""
+    from apps.submissions.models import Profile
+
+    rows = list(Profile.objects.filter(submission_id__in=ids).values_list("status", "data"))
+    copied = [data for _, data in rows if data.get("reused_from_profile_at")]
+    made = [data for _, data in rows if not data.get("reused_from_profile_at")]
+    return {
+        "recorded": len(rows),
+        "statuses": dict(sorted(count(status for status, _ in rows).items())),
+        "copied": len(copied),
+        "made_gpu_seconds": round(sum(data.get("gpu_seconds") or 0.0 for data in made), 2),
     }
 
 
@@ -954,6 +975,12 @@ def print_report(report: dict) -> None:
             f"{fmt(p['setup_wait_ms_mean'])} / {p['jobs_waiting_for_setup']} jobs".rjust(26) for _, p in phases
         )
         print(f"{'setup wait: mean ms / jobs > 1 ms':36}{waits}")
+        profiles = "".join(
+            f"{p['profiles']['recorded']} ({p['profiles']['copied']} copied, "
+            f"{fmt(p['profiles']['made_gpu_seconds'])} GPU-s)".rjust(26)
+            for _, p in phases
+        )
+        print(f"{'profiles recorded (issue 43)':36}{profiles}")
         for label, key in rows:
             cells = [f"{fmt(p[key]['p50'])} / {fmt(p[key]['p95'])}" if p.get(key) else "-" for _, p in phases]
             print(f"{label:36}" + "".join(f"{cell:>26}" for cell in cells))

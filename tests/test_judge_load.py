@@ -54,6 +54,11 @@ def test_the_tool_drives_the_pipeline_with_the_cpu_standin(tmp_path):
     assert summary["hidden"]["spares"]["size"] == 4 and summary["hidden"]["spares"]["set_up"] >= 1
     assert summary["hidden"]["spares"]["rss_mib_set_up"] > 0
     assert burst["jobs_waiting_for_setup"] < 10 and "setup wait: mean ms / jobs > 1 ms" in output
+    # Profiling is on, as the site's default: passed judgements queue profiles, which this node (no ncu) records as
+    # such, never as copies (only profiles made on a GPU are copied), and the rate above is with them.
+    profiles = burst["profiles"]
+    assert set(profiles["statuses"]) <= {"no_ncu"} and profiles["copied"] == 0 and profiles["made_gpu_seconds"] == 0
+    assert "profiles recorded (issue 43)" in output
     # The workers' logs outlive the tool's folder (--logs): the GPU worker's names the jobs it judged.
     logs = {path.name: path.read_text() for path in (tmp_path / "logs").rglob("*.log")}
     assert any("succeeded" in text for name, text in logs.items() if "gpu" in name), sorted(logs)
