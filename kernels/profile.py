@@ -40,6 +40,11 @@ NCU_SECTIONS = (
 # What `ncu` prints when the driver refuses performance counters to this user (NVIDIA's page
 # "ERR_NVGPUCTRPERM: Permission issue with Performance Counters").
 COUNTERS_REFUSED = "ERR_NVGPUCTRPERM"
+# The driver's own answer to "who may read performance counters" (README, Operators: Profiles): 1 when only
+# administrators (CAP_SYS_ADMIN) may. The profile child drops every capability, as every child does, so on such a node
+# no profile can work, whoever the worker runs as: it is known before any GPU time is spent.
+DRIVER_PARAMS = "/proc/driver/nvidia/params"
+_ADMIN_ONLY = re.compile(r"^RmProfilingAdminOnly:\s*(\d+)", re.MULTILINE)
 
 
 class Status(str, enum.Enum):
@@ -150,6 +155,24 @@ def installed_ncu(ncu: str) -> str:
 
 # What ncu prints as it starts on each kernel it profiles: without it, the run ended before the reader's kernel.
 PROFILING_STARTED = "==PROF== Profiling"
+
+
+def counters_for_admins_only() -> bool:
+    """Whether this node's driver keeps performance counters to administrators (False where it does not say)."""
+    try:
+        with open(DRIVER_PARAMS) as file:
+            found = _ADMIN_ONLY.search(file.read())
+    except OSError:
+        return False
+    return bool(found) and found.group(1) != "0"
+
+
+def profile_counters_for_admins(**fields) -> Profile:
+    return profile_off(
+        "the GPU driver on this node lets only administrators read performance counters (RmProfilingAdminOnly=1), "
+        "and a profile runs with no privilege at all; the operator can allow it (README, Operators: Profiles)",
+        **fields,
+    )
 
 
 def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:

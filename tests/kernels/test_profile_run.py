@@ -114,3 +114,37 @@ def test_once_profiling_is_off_on_a_node_the_judge_stops_trying(tmp_path):
         assert not mark.exists() and again.document.gpu_seconds is None
     finally:
         judge.close()
+
+
+@pytest.mark.parametrize(
+    "params, admins_only",
+    [
+        ("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\nNvLinkDisable: 0\n", True),
+        ("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 0\n", False),
+        ("ResmanDebugLevel: 4294967295\n", False),  # an old driver that does not say: ncu will tell
+        (None, False),  # no NVIDIA driver here
+    ],
+)
+def test_a_driver_that_keeps_counters_to_administrators_turns_profiling_off_before_any_gpu_time(
+    tmp_path, monkeypatch, params, admins_only
+):
+    """The profile child has no capability at all, so RmProfilingAdminOnly=1 means no profile can work: said at once,
+    without starting ncu (the stand-in would leave a mark)."""
+    from kernels import profile as profile_mod
+
+    path = tmp_path / "params"
+    if params is not None:
+        path.write_text(params)
+    monkeypatch.setattr(profile_mod, "DRIVER_PARAMS", str(path))
+    assert profile_mod.counters_for_admins_only() is admins_only
+    if not admins_only:
+        return
+    mark = tmp_path / "ran"
+    ncu = tmp_path / "nsight" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
+    run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
+    assert run.document.status == "off" and "RmProfilingAdminOnly=1" in run.document.reason
+    assert not mark.exists() and run.report is None
