@@ -211,6 +211,11 @@ def main() -> None:
     from kernels import confine
 
     print(f"sandbox: {confine.support().summary()}")
+    if "--profile" in sys.argv:
+        from kernels import profile
+
+        admins = profile.counters_for_admins_only()
+        print(f"performance counters: {'administrators only (RmProfilingAdminOnly=1)' if admins else 'not restricted'}")
     if "--find-paths" in sys.argv:
         find_paths()
         return
