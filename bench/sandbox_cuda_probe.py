@@ -64,9 +64,7 @@ def gpu_access():
 def cuda_works():
     answer = profile_child.profile_job(_job)
     if not answer.get("ok"):
-        lines = [line for line in answer["output"].splitlines() if line.strip()]
-        own = [line for line in lines if not line.startswith("==")]
-        raise RuntimeError(f"ncu exit {answer['returncode']}: {(own or lines or ['?'])[-1][:300]}")
+        raise RuntimeError(f"ncu exit {answer['returncode']}: {profile_mod.last_words(answer['output'])}")
     return "profiled"
 """
 
@@ -133,10 +131,9 @@ outcome = sandbox.run_once(
     plain_answers=True,
 )
 answer = outcome.value if isinstance(outcome.value, dict) else {}
-lines = [line for line in str(answer.get("output", outcome.error)).splitlines() if line.strip()]
-own = [line for line in lines if not line.startswith("==")]
 child = "" if outcome.status is sandbox.Status.OK else f" (the child: {outcome.status.value})"
-verdict = "OK (profiled)" if answer.get("ok") else f"FAIL{child} {(own or lines or ['?'])[-1][:300]}"
+words = profile_mod.last_words(str(answer.get("output", outcome.error)))
+verdict = "OK (profiled)" if answer.get("ok") else f"FAIL{child} {words}"
 print(f"{'sandbox':13s} {verdict}", flush=True)
 """
 

@@ -175,6 +175,15 @@ def profile_counters_for_admins(**fields) -> Profile:
     )
 
 
+def last_words(output: str, *, own: bool = True) -> str:
+    """The last line of an ncu run's output, whitespace squeezed, at most 300 characters; with `own`, the last line
+    that is not ncu's (its lines start with "=="): the target's own, such as the exception that stopped it; failing
+    that, ncu's last."""
+    lines = [re.sub(r"\s+", " ", line.strip())[:300] for line in output.splitlines() if line.strip()]
+    mine = [line for line in lines if not line.startswith("==")] if own else []
+    return (mine or lines or [""])[-1]
+
+
 def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:
     """What an `ncu` run that produced no report says: counters refused, or the run ended before it reached the
     reader's kernel (both the node's doing: profiling is off on it, GpuJudge.profile stops trying), or the kernel
@@ -185,15 +194,13 @@ def from_ncu_failure(returncode: int, output: str, **fields) -> Profile:
             "the operator can allow it (README, Operators: Profiles)",
             **fields,
         )
-    lines = [re.sub(r"\s+", " ", line.strip())[:300] for line in output.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
+    last = last_words(output, own=False)
     if PROFILING_STARTED not in output:
         # The target loads the judged cubins and draws inputs before the first kernel: what stopped it is the
         # node's (its CUDA, ncu, the sandbox), never the kernel. Its own last words say what.
-        own = next((line for line in reversed(lines) if not line.startswith("==")), "")
         return profile_off(
-            f"the profiler could not start on this node ({own or last or f'exit {returncode}'}); it is off here until "
-            "the operator fixes the node and restarts its worker",
+            f"the profiler could not start on this node ({last_words(output) or f'exit {returncode}'}); it is off "
+            "here until the operator fixes the node and restarts its worker",
             **fields,
         )
     return Profile(

@@ -46,9 +46,9 @@ def bf16_from_f32(x):
     stays a NaN (its top half, made quiet).
 
     Written for the GPU's memory traffic, not for brevity: the judge converts multi-gigabyte caches with it every
-    timed round (issue 45). On the GPU it is one elementwise kernel (read 4 bytes, write 2: `_CUPY_BF16_FROM_F32`);
-    on the CPU the same integer formula in place on one temporary. tests/kernels/test_problem_format.py holds the
-    CPU path to the plain formula bit for bit, tests/kernels/test_gpu_problems.py the GPU path to the CPU's."""
+    timed round (issue 45). On the GPU it is one elementwise kernel (read 4 bytes, write 2: `_CUPY_KERNELS`); on the
+    CPU the same integer formula in place on one temporary. tests/kernels/test_problem_format.py holds the CPU path
+    to the plain formula bit for bit, tests/kernels/test_gpu_dtypes.py the GPU path to the CPU's."""
     xp = xp_of(x)
     if xp is not np:
         return _cupy_kernel("bf16_from_f32")(xp.ascontiguousarray(x, dtype=xp.float32))

@@ -13,6 +13,7 @@ NaN. Ordinary queries see hot keys with logits of a few units (of either sign), 
 uneven, and negative hot queries see every hot key at about -128 (exp underflows to 0: those keys drop out).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -86,15 +87,15 @@ def _attend(inputs, sizes, dtype):
     seq, head_dim, causal = sizes["seq"], sizes["head_dim"], bool(sizes["causal"])
     q *= q.dtype.type(1.0 / math.sqrt(head_dim))  # the scale folded into Q: one pass over seq x head_dim, not seq^2
     if xp is not np and q.dtype == np.float32:
-        softmax_rows = _softmax_rows_gpu
+        softmax_rows = functools.partial(_softmax_rows_gpu, causal=causal)
     else:  # the causal mask made once: -inf above the diagonal, 0 elsewhere (tri: j <= i)
         penalty = xp.where(xp.tri(seq, seq, k=0, dtype=bool), 0.0, -xp.inf).astype(dtype) if causal else None
-        softmax_rows = lambda scores, _causal: _softmax_rows(scores, penalty)  # noqa: E731
+        softmax_rows = functools.partial(_softmax_rows, penalty=penalty)
     out = xp.empty(q.shape, dtype=dtype)
     scale_out = xp.empty(q.shape, dtype=dtype)
     for head in range(q.shape[0]):
         scores = q[head] @ k[head].T
-        total = softmax_rows(scores, causal)  # scores become exp(s - row max), masked to 0
+        total = softmax_rows(scores)  # scores become exp(s - row max), masked to 0
         both = (scores @ xp.concatenate([v[head], xp.abs(v[head])], axis=1)) / total  # P V and P |V| in one product
         out[head], scale_out[head] = both[:, :head_dim], both[:, head_dim:]
     shape = inputs["Q"].shape
