@@ -5,6 +5,7 @@
     python3 bench/sandbox_cuda_probe.py --find-rights    # which rights in its own /proc entry
     python3 bench/sandbox_cuda_probe.py --profile        # the profile child's confinement (issue 43): ncu profiling
     python3 bench/sandbox_cuda_probe.py --profile --find-paths      # the sgemm example in each line instead
+    python3 bench/sandbox_cuda_probe.py --profile --find-calls      # where seccomp is what fails: which call
 
 Starts one fresh interpreter per line, applies one mechanism of a GPU child's confinement (or all of them, as
 `confine.apply` does), then makes a CUDA context and runs a CuPy reduction, and prints OK or the CUDA error. On
@@ -137,6 +138,21 @@ verdict = "OK (profiled)" if answer.get("ok") else f"FAIL{child} {words}"
 print(f"{'sandbox':13s} {verdict}", flush=True)
 """
 
+# The seccomp filter with one of its refusals lifted (argv[1]): a call's name, or "processes" for new processes
+# (fork, vfork, execve and clone without CLONE_THREAD), as a child that executes files gets them.
+CHILD_WITH_CALL = """
+import sys
+lifted = sys.argv[1]
+access = gpu_access()
+confine._DENIED_CALLS = tuple(name for name in confine._DENIED_CALLS if name != lifted)
+confine._libc().prctl(38, 1, 0, 0, 0)
+confine._filter_calls(
+    access.cuda_driver, may_execute=bool(access.execute) or lifted == "processes",
+    local_sockets=access.local_sockets, tcp=bool(access.tcp_ports),
+)
+cuda_works()
+"""
+
 SEARCH_DEPTH = 4
 
 
@@ -204,6 +220,20 @@ def find_rights() -> None:
         print(f"without {name:12s} {'OK' if child.returncode == 0 else 'FAIL'} {''.join(why)}", flush=True)
 
 
+def find_calls() -> None:
+    from kernels import confine
+
+    def works(lifted: str) -> tuple[str, bool]:
+        child = subprocess.run(
+            [sys.executable, "-c", prefix() + CHILD_WITH_CALL, lifted], timeout=180, check=False, capture_output=True
+        )
+        return lifted, child.returncode == 0
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for lifted, ok in pool.map(works, ("nothing", "processes", *confine._DENIED_CALLS)):
+            print(f"lifted {lifted:18s} {'OK' if ok else 'FAIL'}", flush=True)
+
+
 def main() -> None:
     from kernels import confine
 
@@ -218,6 +248,9 @@ def main() -> None:
         return
     if "--find-rights" in sys.argv:
         find_rights()
+        return
+    if "--find-calls" in sys.argv:
+        find_calls()
         return
     for step in ("none", "rlimits", "landlock", "seccomp", "capabilities", "all"):
         subprocess.run([sys.executable, "-c", prefix() + CHILD, step], timeout=180, check=False)
