@@ -267,6 +267,14 @@ class Access:
     # (first port, count): TCP stream sockets are allowed, and Landlock's network rules (ABI 4, Linux 6.7) let them
     # bind and connect on these ports only; on a kernel without them no TCP socket is allowed at all.
     tcp_ports: tuple[int, int] = ()
+    # ...and ncu starts the target, a process whose CUDA driver needs its own /proc entry as any GPU child's does
+    # (without it: cudaErrorOperatingSystem, found on the H100 with bench/sandbox_cuda_probe.py --profile). Landlock
+    # names only paths that exist, and the target's number is not known when the child is confined, so /proc is
+    # open to this child and what it starts, to read and write (`_descendants_proc_rights`; procfs still checks its
+    # own permissions: the worker is not dumpable, so its entry belongs to root, and Landlock refuses ptrace-checked
+    # files such as environ and mem of any process outside the child's domain). Each process narrows it to its own
+    # entry with `narrow_to_own_proc` before it touches the GPU (the target) or ncu's report (the child).
+    descendants_proc: bool = False
 
     @classmethod
     def for_code(cls, modules: tuple[str, ...] = ()) -> Access:
@@ -305,6 +313,18 @@ class Access:
         if not self.cuda_driver:
             raise ValueError("local sockets are given only beside the CUDA driver's Unix-only socket rule")
         return dataclasses.replace(self, local_sockets=True, tcp_ports=tuple(tcp_ports))
+
+    def for_descendants(self) -> Access:
+        if not self.cuda_driver:
+            raise ValueError("/proc is opened to descendants only for a GPU child (their CUDA driver needs it)")
+        return dataclasses.replace(self, descendants_proc=True)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Access:
+        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in data.items()})
 
     def for_gpu(self) -> Access:
         """Plus what CUDA's driver opens: /dev/nvidia*, the GPU's description in /sys and /proc/driver."""
@@ -351,8 +371,18 @@ class Confinement:
     enforce: bool = True  # False only where the operator opted out on a node that lacks a mechanism
 
 
+_confined_with: Access | None = None
+
+
+def confined_with() -> Access | None:
+    """The Access `apply` confined this process with (None where it was not confined)."""
+    return _confined_with
+
+
 def apply(confinement: Confinement) -> None:
     """Child side: confine this process for the rest of its life. Raises if a mechanism the node has fails."""
+    global _confined_with
+    _confined_with = confinement.access
     _set_limits(confinement.limits)
     libc = _libc()
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -391,6 +421,9 @@ def _restrict_files(access: Access, abi: int) -> None:
     from landlock import FSAccess, Ruleset
 
     handled = FSAccess.all()
+    # The landlock package takes ctypes' saved errno, not the result, for a failure: a stale one (an earlier EINVAL
+    # of the capability drops, before a later layer) would make a ruleset that was created look refused.
+    ctypes.set_errno(0)
     ruleset = Ruleset(handled)
     # Where the child may execute files, only those named in `execute` may be (the rest are read without EXECUTE);
     # elsewhere seccomp refuses execve, and the read folders keep EXECUTE as they always had.
@@ -410,7 +443,25 @@ def _restrict_files(access: Access, abi: int) -> None:
         ruleset.allow(path, rules=(device_rights | FSAccess.READ_DIR) if os.path.isdir(path) else device_rights)
     # The child's own /proc entry (its maps, its fds, its threads), resolved now to this process's number.
     ruleset.allow(f"/proc/{os.getpid()}", rules=_own_proc_rights(access.cuda_driver))
+    if access.descendants_proc:
+        ruleset.allow("/proc", rules=_descendants_proc_rights())
     ruleset.apply()
+
+
+def narrow_to_own_proc(access: Access) -> None:
+    """A further Landlock layer on this process and what it starts from now on: `access` again, with /proc closed
+    but for this process's own entry. Layers add up, so nothing the first allowed is widened. For the processes of
+    a profile child (Access.descendants_proc), each as soon as it knows its own number. A node without Landlock has
+    no first layer either: nothing to narrow."""
+    abi = support().landlock_abi
+    if abi:
+        _restrict_files(dataclasses.replace(access, descendants_proc=False), abi)
+
+
+def _descendants_proc_rights():
+    from landlock import FSAccess
+
+    return FSAccess.READ_FILE | FSAccess.READ_DIR | FSAccess.WRITE_FILE | FSAccess.TRUNCATE
 
 
 def _own_proc_rights(cuda_driver: bool):

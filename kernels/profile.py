@@ -175,6 +175,19 @@ def profile_counters_for_admins(**fields) -> Profile:
     )
 
 
+def worker_is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def profile_as_root(**fields) -> Profile:
+    return profile_off(
+        "this GPU worker runs as root; a profile's processes may write to /proc while ncu starts its target, "
+        "which root's files there (sysctls, sysrq-trigger) must not allow: run the worker as an unprivileged user "
+        "(README, Operators: Profiles)",
+        **fields,
+    )
+
+
 def last_words(output: str, *, own: bool = True) -> str:
     """The last line of an ncu run's output, whitespace squeezed, at most 300 characters; with `own`, the last line
     that is not ncu's (its lines start with "=="): the target's own, such as the exception that stopped it; failing

@@ -79,15 +79,18 @@ def profile_access(ncu: str, code: tuple[str, ...]) -> confine.Access:
     files = ncu_files(ncu)
     execute = (*files, executable, *([os.path.realpath(loader)] if loader else []))
     access = confine.Access.for_code(("kernels.profile_target", *code)).for_gpu().plus(read=files, execute=execute)
-    return access.with_local_sockets(tcp_ports=profile_mod.NCU_PORTS)
+    return access.with_local_sockets(tcp_ports=profile_mod.NCU_PORTS).for_descendants()
 
 
 def profile_job(job: ProfileJob) -> dict:
     """Child side: run ncu on the profile target, then export the report's raw metrics and its source view."""
     scratch = tempfile.gettempdir()
     target_job = os.path.join(scratch, "target.json")
+    # The target narrows /proc to its own entry (confine.Access.descendants_proc) with this child's own Access.
+    confined = confine.confined_with()
+    layer = confined.to_dict() if confined is not None and confined.descendants_proc else None
     with open(target_job, "w") as file:
-        json.dump({"compiled": job.compiled, "sizes": job.sizes, "seed": job.seed}, file)
+        json.dump({"compiled": job.compiled, "sizes": job.sizes, "seed": job.seed, "layer": layer}, file)
     report = os.path.join(scratch, REPORT_NAME)
     program = [
         sys.executable,
@@ -108,6 +111,8 @@ def profile_job(job: ProfileJob) -> dict:
         program=program,
     )
     ran = _run(command, job.timeout_s)
+    if confined is not None and confined.descendants_proc:
+        confine.narrow_to_own_proc(confined)  # the target has ended: the report is read with this child's entry only
     answer = {"ok": False, "returncode": ran.returncode, "output": ran.output[-OUTPUT_TAIL_CHARS:], "version": ""}
     if ran.timed_out:
         answer["output"] += f"\n[ncu ran past its {job.timeout_s:g} s and was stopped]"

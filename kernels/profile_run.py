@@ -69,6 +69,8 @@ def profile_compiled(
         return ProfileRun(profile_mod.profile_no_ncu(ncu_setting or "ncu on PATH", gpu_name=gpu_name))
     if profile_mod.counters_for_admins_only():
         return ProfileRun(profile_mod.profile_counters_for_admins(gpu_name=gpu_name))
+    if profile_mod.worker_is_root():  # the child's open /proc (confine.Access.descendants_proc): safe for others only
+        return ProfileRun(profile_mod.profile_as_root(gpu_name=gpu_name))
     sizes, smaller = choose_shape(problem, judged, budget_s)
     timeout_s = FIXED_TIMEOUT_S + budget_s * 2
     job = profile_child.ProfileJob(

@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     from kernels.results import CompileResult, JudgeResult, Verdict
 
     job = json.loads(Path((argv or sys.argv[1:])[0]).read_text())
+    if job.get("layer"):  # before CUDA starts: of /proc, only this process's own entry (confine.narrow_to_own_proc)
+        from kernels import confine
+
+        confine.narrow_to_own_proc(confine.Access.from_dict(job["layer"]))
     compiled = CompileResult.from_dict(job["compiled"])
     sizes = {name: int(value) for name, value in job["sizes"].items()}
     problem = problems.load(compiled.problem)

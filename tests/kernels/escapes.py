@@ -166,3 +166,64 @@ def _tcp_loopback(port: int) -> str:
         return "connected"
     except OSError as exc:
         return f"refused: {exc.strerror}"
+
+
+# What a process of a profile child runs (ncu's target stands for it): its own /proc entry, its parent's, then
+# the same after it narrows /proc to its own entry (argv: sys.path as JSON, the kernels folder, the layer as JSON).
+_STARTED_PROCESS = """
+import importlib.util, json, os, sys
+sys.path[:] = json.loads(sys.argv[1])
+spec = importlib.util.spec_from_file_location(
+    "kernels", sys.argv[2] + "/__init__.py", submodule_search_locations=[sys.argv[2]]
+)
+package = importlib.util.module_from_spec(spec)
+sys.modules["kernels"] = package
+spec.loader.exec_module(package)
+from kernels import confine
+
+def tried(path, mode):
+    try:
+        with open(path, mode) as file:
+            file.write("escaped") if mode == "w" else file.read()
+        return "written" if mode == "w" else "read"
+    except OSError as exc:
+        return f"refused: {exc.__class__.__name__}: {exc.strerror}"
+
+def look():
+    return {
+        "own_comm": tried("/proc/self/comm", "w"),
+        "parent_status": tried(f"/proc/{os.getppid()}/status", "r"),
+        "parent_comm": tried(f"/proc/{os.getppid()}/comm", "w"),
+    }
+
+answer = {"before": look()}
+if sys.argv[3] != "null":
+    confine.narrow_to_own_proc(confine.Access.from_dict(json.loads(sys.argv[3])))
+    answer["narrowed"] = look()
+print(json.dumps(answer))
+"""
+
+
+def processes_and_proc(worker_pid: int) -> dict:
+    """In a profile child (Access.descendants_proc): a process it starts reaches its own /proc entry (as ncu's
+    target's CUDA driver must) and, until it narrows /proc, its parent's; the worker's secrets stay closed; and
+    once this child narrows its own /proc, what it starts after has no entry of its own."""
+    import json
+    import sys
+
+    from kernels import confine
+
+    layer = json.dumps(confine.confined_with().to_dict())
+    program = [sys.executable, "-I", "-S", "-c", _STARTED_PROCESS, json.dumps(sys.path), confine.package_dir("kernels")]
+
+    def start(narrow: bool) -> dict:
+        ran = subprocess.run([*program, layer if narrow else "null"], capture_output=True, text=True, timeout=30)
+        return json.loads(ran.stdout) if ran.returncode == 0 else {"failed": ran.stderr[-500:]}
+
+    answer = {
+        "worker_environ": read_file(f"/proc/{worker_pid}/environ"),
+        "started": start(narrow=True),
+    }
+    confine.narrow_to_own_proc(confine.confined_with())
+    answer["started_after_narrowing"] = start(narrow=False)
+    return answer

@@ -243,3 +243,27 @@ def test_sockets_stay_unix_only_and_a_profile_child_may_connect_on_them(canaries
         assert profiling["tcp_loopback_ncu_port"] == "connected"
     assert profiling["tcp_loopback_other_port"].startswith("refused")
     assert profiling["tcp_fastopen"].startswith("refused") and gpu_child["tcp_fastopen"].startswith("refused")
+
+
+def test_a_profile_childs_processes_get_their_own_proc_entry_and_narrow_it(canaries):
+    """Issue 43: ncu's target needs its own /proc entry, which Landlock cannot name before it exists, so a profile
+    child opens /proc to what it starts (Access.descendants_proc) and each process narrows it to its own entry. The
+    worker's environment stays closed throughout (Landlock refuses ptrace-checked files outside the domain)."""
+    from kernels import profile_child
+
+    access = profile_child.profile_access(shutil.which("sh"), ("tests.kernels.escapes",))
+    outcome = sandbox.run_once(E + "processes_and_proc", os.getpid(), 60, sandbox.Limits(), access)
+    assert outcome.status is sandbox.Status.OK, outcome.error or outcome.died_of
+    answer = outcome.value
+    token, _secret_path = canaries
+    assert answer["worker_environ"].startswith("refused") and not leaked(token, answer)
+    started = answer["started"]
+    assert started["before"]["own_comm"] == "written" and started["before"]["parent_status"] == "read", started
+    assert started["before"]["parent_comm"].startswith("refused")  # procfs: another process's comm is not writable
+    narrowed = started["narrowed"]
+    assert narrowed["own_comm"] == "written", narrowed
+    assert narrowed["parent_status"].startswith("refused") and narrowed["parent_comm"].startswith("refused")
+    # The child narrowed itself: a process it starts now may open no /proc entry but the child's (its parent's),
+    # not even its own. Layers only ever take away.
+    after = answer["started_after_narrowing"]["before"]
+    assert after["own_comm"].startswith("refused") and after["parent_status"] == "read", after

@@ -32,6 +32,14 @@ def judged_at(medians_ms: dict[int, float]) -> JudgeResult:
     return result
 
 
+@pytest.fixture
+def unprivileged(monkeypatch):
+    """This test process may run as root (CI does); the worker it stands for does not (the Dockerfile's user)."""
+    from kernels import profile as profile_mod
+
+    monkeypatch.setattr(profile_mod, "worker_is_root", lambda: False)
+
+
 def test_the_largest_benchmark_shape_whose_replays_fit_the_budget_is_chosen():
     judged = judged_at({4096: 500.0, 2048: 60.0})
     sizes, smaller = profile_run.choose_shape(SGEMM, judged, budget_s=10.0)
@@ -47,7 +55,7 @@ def test_no_ncu_on_the_node_is_a_document_that_says_so(tmp_path):
 
 
 @pytest.mark.skipif(not confine.support().confined, reason=confine.support().summary())
-def test_counters_refused_turn_profiling_off_with_the_reason(tmp_path):
+def test_counters_refused_turn_profiling_off_with_the_reason(tmp_path, unprivileged):
     ncu = tmp_path / "nsight" / "ncu"
     ncu.parent.mkdir()
     ncu.write_text(
@@ -93,7 +101,7 @@ def test_a_profiler_that_cannot_reach_the_kernel_turns_profiling_off_on_the_node
 
 
 @pytest.mark.skipif(not confine.support().confined, reason=confine.support().summary())
-def test_once_profiling_is_off_on_a_node_the_judge_stops_trying(tmp_path):
+def test_once_profiling_is_off_on_a_node_the_judge_stops_trying(tmp_path, unprivileged):
     """The first profile runs ncu (a stand-in printing what the H100's did) and finds the node unable to profile;
     the next answers the same at once: ncu is not run again (it would leave a mark) until the worker restarts."""
     from kernels.judge import GpuJudge
@@ -147,4 +155,21 @@ def test_a_driver_that_keeps_counters_to_administrators_turns_profiling_off_befo
     compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
     run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
     assert run.document.status == "off" and "RmProfilingAdminOnly=1" in run.document.reason
+    assert not mark.exists() and run.report is None
+
+
+def test_a_worker_running_as_root_does_not_profile(tmp_path, monkeypatch):
+    """A profile child's processes may write to /proc (confine.Access.descendants_proc), where root's files are
+    sysctls and sysrq-trigger: a root worker says why profiling is off and starts no ncu (the stand-in's mark)."""
+    from kernels import profile as profile_mod
+
+    monkeypatch.setattr(profile_mod, "worker_is_root", lambda: True)
+    mark = tmp_path / "ran"
+    ncu = tmp_path / "nsight" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
+    run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
+    assert run.document.status == "off" and "runs as root" in run.document.reason
     assert not mark.exists() and run.report is None
