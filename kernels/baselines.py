@@ -143,6 +143,13 @@ class Chosen:
                 except (RuntimeError, ImportError):
                     break
 
+    def known(self, problem: Problem, sizes: dict[str, int]) -> Candidate | None:
+        """The way chosen at this shape if this process was handed it or chose it already; None: not chosen here
+        (choosing measures, alone on the device: never in passing)."""
+        choice = self.choices.get(key(problem, sizes))
+        ways = {way.name: way for way in candidates(problem, sizes)} if choice else {}
+        return ways.get(choice.name) if choice else None
+
     def get(self, problem: Problem, sizes: dict[str, int], seed: int, ctx) -> tuple[Candidate, Choice]:
         """The way to time at this shape, and the choice that named it."""
         name = key(problem, sizes)

@@ -131,6 +131,26 @@ def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name, locked=Tru
         compare_outputs(problem, outs, expected, shape.sizes, contract=False)
 
 
+def warm_baseline(
+    problem: Problem, ctx: gpu.GpuContext, step=lambda name, locked=True: contextlib.nullcontext()
+) -> None:
+    """The chosen baseline's first call at each benchmark shape, for a problem whose library builds a plan per shape
+    (`Problem.warm_baseline`): a spare that expects the problem makes it in its setup, one shape per locked part,
+    beside another child's job, and its own job's untimed warm-up launch then finds the plan made. A shape whose
+    way this process was not handed is left alone (choosing measures, alone on the device). The buffers go back to
+    the pool after each shape: the spare's job allocates its own."""
+    for shape in problem.benchmarks:
+        way = ctx.baselines.known(problem, shape.sizes)
+        if way is None:
+            continue
+        with step("baseline at the benchmark shapes"):
+            prepared = prepare(problem, shape.sizes, [0, shape.seed])
+            call_baseline(problem, prepared, ctx, way.run)
+            cp.cuda.Device().synchronize()
+            del prepared
+            cp.get_default_memory_pool().free_all_blocks()
+
+
 def check_shape(
     problem: Problem,
     shape: Shape,

@@ -199,9 +199,10 @@ def warm_up(request: SetupRequest | None = None) -> SetupAnswer:
     if not answer.measured:
         ctx.keep_ceilings(answer.ceilings)
     for name in request.rehearse or problems.available():
-        checks.rehearse(
-            problems.load(name), ctx, step=lambda part, locked=True: step(f"rehearsal: {part}", locked=locked)
-        )
+        problem = problems.load(name)
+        checks.rehearse(problem, ctx, step=lambda part, locked=True: step(f"rehearsal: {part}", locked=locked))
+        if request.rehearse and problem.warm_baseline:  # named: the likeliest next job's problem (not a first start)
+            checks.warm_baseline(problem, ctx, step=lambda part, locked=True: step(part, locked=locked))
     # Where a setup's time goes (bench/pool_rate.py prints it), waits for timed rounds included.
     setup_ms = {**spent, "lock wait": (DEVICE_LOCK.waited_s - waited_before) * 1e3}
     return dataclasses.replace(answer, baselines=baselines, setup_ms=setup_ms)
