@@ -311,7 +311,8 @@ def test_shared_pages_are_a_small_part_of_the_benchmarks_reads():
 
 @pytest.mark.parametrize("index", range(len(PROBLEM.tests)))
 def test_the_checks_fp32_reference_is_far_inside_the_tolerance_of_float64(index):
-    """The judge checks against the FP32 path (reference_and_element_scale, issue 45): element by element, in each
+    """On NumPy inputs reference_and_element_scale takes the FP32 path (on the GPU, a fused float64 kernel:
+    test_gpu_paged_decode_reference.py): element by element, in each
     element's own tolerance (half a BF16 unit of the exact value plus the slack of its terms' scale), it stays under
     a fiftieth of it, the scaled-up sequences (logits in the hundreds, taken from float64) included."""
     shape = PROBLEM.tests[index]
