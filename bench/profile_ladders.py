@@ -189,8 +189,11 @@ def main() -> int:
         rows = [row | findings_of(row) for row in json.loads(args.read.read_text())["rows"]]
         print("\n".join(steps_table(rows)))
         return 0
+    from kernels import profile as profile_mod
     from kernels.judge import GpuJudge
 
+    if profile_mod.worker_is_root():
+        raise SystemExit("a root worker does not profile (README, Operators: Profiles): run this as another user")
     targets = []
     for ladder in [name for name in args.ladders.split(",") if name and name != "none"]:
         targets += [(path, problem_of(path), arch_of(path)) for path in rungs_of(ladder)]
