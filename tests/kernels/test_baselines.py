@@ -5,6 +5,8 @@ selftest --baselines-only`)."""
 
 from types import SimpleNamespace
 
+import pytest
+
 from kernels import baselines, problems
 from kernels.baselines import Candidate, Choice, Chosen
 
@@ -79,3 +81,23 @@ def test_a_problem_whose_ways_cannot_run_here_does_not_stop_the_others_from_bein
     chosen = Chosen()
     chosen.choose_all([broken, fine], ctx=None)
     assert list(chosen.choices) == [baselines.key(fine, {"N": 8})]
+
+
+def test_a_known_way_is_the_handed_one_and_an_unknown_shape_is_never_chosen_in_passing(monkeypatch):
+    """What a spare warms at the benchmark shapes (checks.warm_baseline): only ways it was handed; choosing would
+    time the library, alone on the device, which a spare's setup must not do."""
+    ways = [Candidate("way A", lambda *a: None), Candidate("way B", lambda *a: None)]
+    problem = fake_problem(ways)
+    monkeypatch.setattr(baselines, "choose", lambda *a: pytest.fail("chose in passing"))
+    chosen = Chosen()
+    chosen.keep({baselines.key(problem, {"N": 8}): {"name": "way B", "tried_ms": {"way B": 1.0}}})
+    assert chosen.known(problem, {"N": 8}) is ways[1]
+    assert chosen.known(problem, {"N": 16}) is None
+    chosen.keep({baselines.key(problem, {"N": 8}): {"name": "a way this version no longer has"}})
+    assert chosen.known(problem, {"N": 8}) is None
+
+
+def test_only_attention_warms_its_baseline_at_the_benchmark_shapes():
+    """cuDNN's SDPA builds a graph per shape (1.9 s of four shapes in every attention job on the H100); the other
+    libraries' first calls are short, and warming them would only spend a spare's setup."""
+    assert [name for name in problems.available() if problems.load(name).warm_baseline] == ["attention"]
