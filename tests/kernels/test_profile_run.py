@@ -40,6 +40,16 @@ def unprivileged(monkeypatch):
     monkeypatch.setattr(profile_mod, "worker_is_root", lambda: False)
 
 
+def marking_ncu(tmp_path):
+    """A stand-in for ncu that leaves a mark where it runs: (its path, the mark's)."""
+    mark = tmp_path / "ran"
+    ncu = tmp_path / "nsight" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    return ncu, mark
+
+
 def test_the_largest_benchmark_shape_whose_replays_fit_the_budget_is_chosen():
     judged = judged_at({4096: 500.0, 2048: 60.0})
     sizes, smaller = profile_run.choose_shape(SGEMM, judged, budget_s=10.0)
@@ -147,11 +157,7 @@ def test_a_driver_that_keeps_counters_to_administrators_turns_profiling_off_befo
     assert profile_mod.counters_for_admins_only() is admins_only
     if not admins_only:
         return
-    mark = tmp_path / "ran"
-    ncu = tmp_path / "nsight" / "ncu"
-    ncu.parent.mkdir()
-    ncu.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
-    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    ncu, mark = marking_ncu(tmp_path)
     compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
     run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
     assert run.document.status == "off" and "RmProfilingAdminOnly=1" in run.document.reason
@@ -164,11 +170,7 @@ def test_a_worker_running_as_root_does_not_profile(tmp_path, monkeypatch):
     from kernels import profile as profile_mod
 
     monkeypatch.setattr(profile_mod, "worker_is_root", lambda: True)
-    mark = tmp_path / "ran"
-    ncu = tmp_path / "nsight" / "ncu"
-    ncu.parent.mkdir()
-    ncu.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
-    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    ncu, mark = marking_ncu(tmp_path)
     compiled = compiler.compile_submission(read(problems.PROBLEMS_DIR / "sgemm" / "example.cu"), "sgemm")
     run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
     assert run.document.status == "off" and "runs as root" in run.document.reason
