@@ -1,13 +1,15 @@
 """The program Nsight Compute profiles (issue 43): one run of a compiled submission's plan at one shape.
 
 The profile child (kernels/profile_child.py) starts it under `ncu`, inside the child's confinement, which it
-inherits: it runs no reader Python (a Triton submission's cubins were built on the compile node), loads the cubins
-as the judged job does (runner.load_kernels), draws one input set, launches the plan once and waits for the GPU.
-ncu replays each launch of the reader's kernels as many times as its sections need; the library work of drawing
-the inputs launches kernels too, which ncu's kernel filter leaves out. Nothing is checked here: the submission was
-judged already, and a profile never changes a verdict.
+inherits and first narrows to its own /proc entry (confine.narrow_to_own_proc): it runs no reader Python (a Triton
+submission's cubins were built on the compile node), loads the cubins as the judged job does (runner.load_kernels),
+draws one input set, launches the plan once and waits for the GPU. ncu replays each launch of the reader's kernels
+as many times as its sections need; the library work of drawing the inputs launches kernels too, which ncu's kernel
+filter leaves out. Nothing is checked here: the submission was judged already, and a profile never changes a
+verdict.
 
-    python -I -m kernels.profile_target JOB.json     (JOB: {"compiled": CompileResult, "sizes": {...}, "seed": n})
+    python -I -m kernels.profile_target JOB.json
+    (JOB: {"compiled": CompileResult, "sizes": {...}, "seed": n, "layer": the child's confine.Access or null})
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ PROFILE_STREAM = 0x50524F46
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kernels import confine
+
+    job = json.loads(Path((argv or sys.argv[1:])[0]).read_text())
+    if job.get("layer"):  # first, before CuPy and CUDA: of /proc, only this process's own entry
+        confine.narrow_to_own_proc(confine.Access.from_dict(job["layer"]))
+
     import cupy as cp
 
     from kernels import gpu, inputs, judge, problems, runner
@@ -28,11 +36,6 @@ def main(argv: list[str] | None = None) -> int:
     from kernels.payloads import JobOptions
     from kernels.results import CompileResult, JudgeResult, Verdict
 
-    job = json.loads(Path((argv or sys.argv[1:])[0]).read_text())
-    if job.get("layer"):  # before CUDA starts: of /proc, only this process's own entry (confine.narrow_to_own_proc)
-        from kernels import confine
-
-        confine.narrow_to_own_proc(confine.Access.from_dict(job["layer"]))
     compiled = CompileResult.from_dict(job["compiled"])
     sizes = {name: int(value) for name, value in job["sizes"].items()}
     problem = problems.load(compiled.problem)
