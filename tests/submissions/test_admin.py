@@ -144,6 +144,16 @@ def test_the_gpu_worker_command_is_the_documented_one(capsys):
     )
 
 
+@pytest.mark.parametrize("root", [True, False])
+def test_a_gpu_worker_started_as_root_warns_that_it_will_not_profile(capsys, monkeypatch, settings, root):
+    from kernels import profile
+
+    settings.PROFILES_ENABLED = True
+    monkeypatch.setattr(profile, "worker_is_root", lambda: root)
+    call_command("gpu_worker", "--gpu", "3", "--print")
+    assert ("do not profile" in capsys.readouterr().err) is root
+
+
 @pytest.mark.parametrize(
     "argv, kind",
     [

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.submissions.gpu_node import Supervisor, command_line, listed_gpus, worker_command, worker_env
+from kernels import profile
 
 PRODUCTION_SETTINGS = "config.settings.prod"
 
@@ -54,6 +55,12 @@ class Command(BaseCommand):
             )
         if kind not in settings.GPU_KINDS:
             raise CommandError(f"GPU kind {kind!r} is not in GPU_KINDS ({', '.join(settings.GPU_KINDS)})")
+        if settings.PROFILES_ENABLED and profile.worker_is_root():
+            self.stderr.write(
+                "warning: running as root, so these workers judge but do not profile (a profile's processes may "
+                "write to /proc, where root's files must stay closed): run them as an unprivileged user "
+                "(README, Operators: Profiles)"
+            )
         extra = shlex.split(celery_args)
         if gpus:
             return self.supervise(listed_gpus("" if gpus == "all" else gpus), kind, loglevel, extra, log_dir, print)
