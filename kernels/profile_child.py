@@ -88,7 +88,8 @@ def profile_job(job: ProfileJob) -> dict:
     target_job = os.path.join(scratch, "target.json")
     # The target narrows /proc to its own entry (confine.Access.descendants_proc) with this child's own Access.
     confined = confine.confined_with()
-    layer = confined.to_dict() if confined is not None and confined.descendants_proc else None
+    narrowing = confined is not None and confined.descendants_proc
+    layer = confined.to_dict() if narrowing else None
     with open(target_job, "w") as file:
         json.dump({"compiled": job.compiled, "sizes": job.sizes, "seed": job.seed, "layer": layer}, file)
     report = os.path.join(scratch, REPORT_NAME)
@@ -111,7 +112,7 @@ def profile_job(job: ProfileJob) -> dict:
         program=program,
     )
     ran = _run(command, job.timeout_s)
-    if confined is not None and confined.descendants_proc:
+    if narrowing:
         confine.narrow_to_own_proc(confined)  # the target has ended: the report is read with this child's entry only
     answer = {"ok": False, "returncode": ran.returncode, "output": ran.output[-OUTPUT_TAIL_CHARS:], "version": ""}
     if ran.timed_out:

@@ -92,13 +92,18 @@ def _report_write(submission: Submission, report: bytes | None) -> str:
     return name
 
 
+def _request_open(submission: Submission) -> bool:
+    """A reader's request for this submission not answered yet, however old (the quota's "pending" has a window)."""
+    return ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists()
+
+
 def _profile_due(submission: Submission) -> bool:
     """No profile yet, one older than the submission's latest judgement (a staff re-run judged it again), or a
     reader's request not done yet. Otherwise this message was delivered before, and its profile is stored."""
     recorded_at = Profile.objects.filter(submission=submission).values_list("updated_at", flat=True).first()
     if recorded_at is None or (submission.finished_at and recorded_at < submission.finished_at):
         return True
-    return ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists()
+    return _request_open(submission)
 
 
 def _profile_copied(submission: Submission):
@@ -109,7 +114,7 @@ def _profile_copied(submission: Submission):
     report is gone from disk (deleted with its submission since): a copy without the report would be a poorer one."""
     from kernels.profile_run import ProfileRun
 
-    if ProfileRequest.objects.filter(submission=submission, done_at__isnull=True).exists():
+    if _request_open(submission):
         return None
     donor = profile_to_reuse(submission)
     if donor is None:
