@@ -6,12 +6,14 @@ k -> k+1 read against the findings: does rung k's top finding name what rung k+1
     python3 bench/profile_ladders.py --examples --ladders none --out examples.json   # each problem's starter: the
                                                                                     # GPU-seconds of a profile
     python3 bench/profile_ladders.py --read ladders.json                      # the tables again, from a run's file
+    python3 bench/profile_ladders.py --read ladders.json --record tests/kernels/profiles/h200_ladders.json
 
 Each rung is compiled, judged by one warm GpuJudge (a short timed run: the profile's shape follows from the judged
 medians, kernels/profile_run.py) and profiled by `GpuJudge.profile`: the profile child in the sandbox, the device
 held alone, as the GPU worker profiles. The file written after every rung holds each rung's verdict, the profile's
 status, shape, GPU-seconds and metrics, and its findings; tests/kernels/profiles/ keeps the metrics of a real run
-so that every rule is tested on the CPU (tests/kernels/test_profile_ladders.py).
+so that every rule is tested on the CPU: `--record` keeps, of each profiled rung, what the rules read (the metrics,
+the problem and the shape) and where it was measured (tests/kernels/test_profile_recorded.py).
 """
 
 from __future__ import annotations
@@ -133,6 +135,23 @@ def findings_of(row: dict) -> dict:
     }
 
 
+def recorded(rows: list[dict], source: str) -> dict:
+    """What the rules read of each profiled rung, keyed by its step, and where it was measured: a test fixture."""
+    cases = {
+        row["step"]: {
+            "problem": row["problem"],
+            "sizes": row["sizes"],
+            "kernel": row["kernel"],
+            "gpu_name": row["gpu_name"],
+            "ncu_version": row["ncu_version"],
+            "metrics": row["metrics"],
+        }
+        for row in rows
+        if row.get("status") in ("profiled", "smaller_shape") and row.get("metrics")
+    }
+    return {"about": f"recorded by bench/profile_ladders.py, read from {source}", "cases": cases}
+
+
 def _shape(sizes: dict) -> str:
     return "x".join(str(v) for v in sizes.values())
 
@@ -184,10 +203,13 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=10.0, help="the profiling budget (PROFILE_BUDGET_S)")
     parser.add_argument("--out", type=Path, help="write the rows here (JSON) after every rung")
     parser.add_argument("--read", type=Path, help="print the tables of an earlier run's file; profile nothing")
+    parser.add_argument("--record", type=Path, help="with --read: write the profiled rungs' metrics here (a fixture)")
     args = parser.parse_args()
     if args.read:
         rows = [row | findings_of(row) for row in json.loads(args.read.read_text())["rows"]]
         print("\n".join(steps_table(rows)))
+        if args.record:
+            args.record.write_text(json.dumps(recorded(rows, source=args.read.name), indent=1, sort_keys=True) + "\n")
         return 0
     from kernels import profile as profile_mod
     from kernels.judge import GpuJudge
