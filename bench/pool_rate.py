@@ -53,6 +53,8 @@ def run(compiled, jobs: int, spares: int, kept: SetupAnswer | None, settle_s: fl
             setup = answer.setup_ms if isinstance(answer, SetupAnswer) else None
             if setup and setup not in setups:
                 setups.append(setup)
+                for why in answer.skipped:
+                    print(f"  a spare's setup skipped {why}", flush=True)
         elapsed = time.perf_counter() - begin
         kept = judge.kept
     return {

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import TYPE_CHECKING
 
 import cupy as cp
 
-from kernels import gpu
 from kernels import plan as plan_mod
 from kernels.compare import Expected, by_output, compare_outputs, expected_from, label
 from kernels.fingerprint import fingerprint
-from kernels.inputs import Prepared, build_tensor_maps, input_faults, prepare, read_inputs, run_plan
+from kernels.inputs import Prepared, build_tensor_maps, input_faults, make_inputs, prepare, read_inputs, run_plan
 from kernels.problems import Problem, Shape
 from kernels.results import ShapeCheck, Verdict
+
+if TYPE_CHECKING:  # annotations only: the checks import on a node without the CUDA libraries (the CPU tests)
+    from kernels import gpu
 
 MISALIGNED_STREAM = 0xA119  # the misaligned rounds draw inputs of their own: another seed word
 
@@ -133,22 +136,33 @@ def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name, locked=Tru
 
 def warm_baseline(
     problem: Problem, ctx: gpu.GpuContext, step=lambda name, locked=True: contextlib.nullcontext()
-) -> None:
+) -> list[str]:
     """The chosen baseline's first call at each benchmark shape, for a problem whose library builds a plan per shape
     (`Problem.warm_baseline`): a spare that expects the problem makes it in its setup, one shape per locked part,
     beside another child's job, and its own job's untimed warm-up launch then finds the plan made. A shape whose
-    way this process was not handed is left alone (choosing measures, alone on the device). The buffers go back to
-    the pool after each shape: the spare's job allocates its own."""
+    way this process was not handed is left alone (choosing measures, alone on the device).
+
+    Only the library's arrays are made (the problem's inputs and outputs, public seed): a plan depends on shapes,
+    strides and types, not values, and the candidate's workspace (attention's 4-8 GiB of scores) would be held by
+    every spare at once. A shape that fails (memory, the library) is skipped and named in the answer: the job's own
+    warm-up launch makes its plan then, as before, and the spare stays usable."""
+    skipped = []
     for shape in problem.benchmarks:
         way = ctx.baselines.known(problem, shape.sizes)
         if way is None:
             continue
         with step("baseline at the benchmark shapes"):
-            prepared = prepare(problem, shape.sizes, [0, shape.seed])
-            call_baseline(problem, prepared, ctx, way.run)
-            cp.cuda.Device().synchronize()
-            del prepared
+            arrays = None
+            try:
+                arrays = make_inputs(problem, shape.sizes, shape.seed, shape.seed)
+                outs = {name: arrays[name] for name in problem.outputs}
+                way.run(arrays, outs[problem.output] if len(outs) == 1 else outs, shape.sizes, problem.params, ctx)
+                cp.cuda.Device().synchronize()
+            except Exception as exc:  # an optimisation: never the reason a spare, and so every job, fails
+                skipped.append(f"{label(shape.sizes)}: {type(exc).__name__}: {exc}"[:300])
+            del arrays
             cp.get_default_memory_pool().free_all_blocks()
+    return skipped
 
 
 def check_shape(

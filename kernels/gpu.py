@@ -198,14 +198,16 @@ def warm_up(request: SetupRequest | None = None) -> SetupAnswer:
     baselines = ctx.baselines.to_dict()
     if not answer.measured:
         ctx.keep_ceilings(answer.ceilings)
+    skipped: list[str] = []
     for name in request.rehearse or problems.available():
         problem = problems.load(name)
         checks.rehearse(problem, ctx, step=lambda part, locked=True: step(f"rehearsal: {part}", locked=locked))
         if request.rehearse and problem.warm_baseline:  # named: the likeliest next job's problem (not a first start)
-            checks.warm_baseline(problem, ctx, step=lambda part, locked=True: step(part, locked=locked))
+            warming = checks.warm_baseline(problem, ctx, step=lambda part, locked=True: step(part, locked=locked))
+            skipped += [f"{name} baseline warm-up at {why}" for why in warming]
     # Where a setup's time goes (bench/pool_rate.py prints it), waits for timed rounds included.
     setup_ms = {**spent, "lock wait": (DEVICE_LOCK.waited_s - waited_before) * 1e3}
-    return dataclasses.replace(answer, baselines=baselines, setup_ms=setup_ms)
+    return dataclasses.replace(answer, baselines=baselines, setup_ms=setup_ms, skipped=tuple(skipped))
 
 
 def device_identity(ctx: GpuContext) -> dict:

@@ -46,6 +46,7 @@ class SetupAnswer:
     why_measured: str = ""  # empty unless measured
     baselines: dict[str, dict] | None = None
     setup_ms: dict[str, float] = field(default_factory=dict)  # per step, waits for timed rounds included
+    skipped: tuple[str, ...] = ()  # optional steps that failed and were left out (a baseline's warm-up): why
 
 
 @dataclass(frozen=True)

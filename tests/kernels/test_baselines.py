@@ -3,6 +3,7 @@ choices survive the trip to the parent and back, a handed choice is used without
 names a way this version no longer offers is made again. The timing itself runs on the GPU (`python -m kernels
 selftest --baselines-only`)."""
 
+import contextlib
 from types import SimpleNamespace
 
 import pytest
@@ -101,3 +102,46 @@ def test_only_attention_warms_its_baseline_at_the_benchmark_shapes():
     """cuDNN's SDPA builds a graph per shape (1.9 s of four shapes in every attention job on the H100); the other
     libraries' first calls are short, and warming them would only spend a spare's setup."""
     assert [name for name in problems.available() if problems.load(name).warm_baseline] == ["attention"]
+
+
+def test_a_spare_warms_with_the_librarys_arrays_only_and_a_failing_shape_is_skipped(monkeypatch):
+    """checks.warm_baseline: the way gets the problem's inputs and outputs (no workspace: attention's is 4-8 GiB, and
+    every spare would hold one at once), each shape in its own locked step; a shape whose call fails (memory, the
+    library) is named in the answer and the next shapes are still warmed: an optimisation never fails a spare."""
+    from kernels import checks
+
+    calls = []
+
+    def run(arrays, out, sizes, params, ctx):
+        calls.append((sorted(arrays), out, sizes["N"]))
+        if sizes["N"] == 8:
+            raise MemoryError("out of memory allocating 8 GiB")
+
+    way = Candidate("way A", run)
+    problem = fake_problem([way])
+    problem.benchmarks = [SimpleNamespace(sizes={"N": 8}, seed=1), SimpleNamespace(sizes={"N": 16}, seed=2)]
+    problem.outputs, problem.output, problem.params = ("O",), "O", {}
+    chosen = Chosen()
+    for shape in problem.benchmarks:
+        chosen.keep({baselines.key(problem, shape.sizes): {"name": "way A", "tried_ms": {"way A": 1.0}}})
+    made = lambda problem, sizes, seed, layout_seed: {"X": f"x{sizes['N']}", "O": f"o{sizes['N']}"}  # noqa: E731
+    monkeypatch.setattr(checks, "make_inputs", made)
+    freed = []
+    monkeypatch.setattr(
+        checks,
+        "cp",
+        SimpleNamespace(
+            cuda=SimpleNamespace(Device=lambda: SimpleNamespace(synchronize=lambda: None)),
+            get_default_memory_pool=lambda: SimpleNamespace(free_all_blocks=lambda: freed.append(1)),
+        ),
+    )
+    steps = []
+
+    def step(name, locked=True):
+        steps.append((name, locked))
+        return contextlib.nullcontext()
+
+    skipped = checks.warm_baseline(problem, SimpleNamespace(baselines=chosen), step=step)
+    assert calls == [(["O", "X"], "o8", 8), (["O", "X"], "o16", 16)]
+    assert skipped == ["N=8: MemoryError: out of memory allocating 8 GiB"]
+    assert steps == [("baseline at the benchmark shapes", True)] * 2 and len(freed) == 2
