@@ -30,57 +30,110 @@ sys.path.insert(0, str(ROOT))
 from kernels import compiler, problems, profile_findings  # noqa: E402
 from kernels.tools.ladder import GEMM_LADDER, REFERENCE_DIR, arch_of, problem_of, step_of  # noqa: E402
 
-# What each rung changes, as the findings name it: the rules whose problem the step's own header says it fixes
-# (kernels/reference/**/NN_*.cu, "Change versus ..."). Rung k's top finding "names what k+1 changes" when it is
-# one of these for rung k+1. A step that changes the problem itself (SGEMM 09 -> HGEMM 10) has no such reading.
+# What each rung changes, as the findings name it: the rules whose measure, read on rung k, the change of rung k + 1
+# (its header's "Change versus ...", checked against the capsule that teaches it) directly moves. A rule is here only
+# when the step attacks it, not when it merely gets faster. Rung k's top finding "names what k+1 changes" when it is
+# one of these for rung k+1. A step that changes the problem itself (SGEMM 09 -> HGEMM 10) has no such reading, and
+# neither, as steps_table prints it, has a step whose change no rule measures (an empty set). A rule that no step
+# attacks is named in HANDWRITTEN_ONLY of tests/kernels/test_profile_recorded.py.
 STEP_FIXES: dict[str, set[str]] = {
+    # warps walk rows of C: A broadcast, B read and C written as consecutive floats (32 sectors a request -> 1-4)
     "02_coalesced": {"uncoalesced_global_loads", "uncoalesced_global_stores"},
-    "03_smem_tiling": {"redundant_dram_traffic", "long_scoreboard_stalls", "low_arithmetic_intensity"},
-    "04_blocktile_1d": {"shared_memory_throttle", "low_arithmetic_intensity"},
-    "05_blocktile_2d": {"shared_memory_throttle", "low_arithmetic_intensity"},
-    "06_vectorized": {"shared_memory_throttle", "shared_bank_conflicts"},
-    "07_autotuned": {
-        "occupancy_limited_by_registers",
-        "occupancy_limited_by_shared_memory",
-        "achieved_occupancy_gap",
-        "tail_wave",
-    },
-    "08_warptiling": {"shared_bank_conflicts", "shared_memory_throttle", "long_scoreboard_stalls"},
+    # inner-loop operands from shared memory instead of two global loads per FFMA; DRAM bytes do not fall (capsule
+    # 34 measures 4.3 -> 8.5 GB), so not redundant_dram_traffic
+    "03_smem_tiling": {"long_scoreboard_stalls"},
+    # 8 outputs a thread: shared loads per FFMA 2 -> ~1.1; the 64 x 64 block tile halves the bytes from L2/HBM
+    "04_blocktile_1d": {"shared_memory_throttle", "redundant_dram_traffic"},
+    # 8 x 8 outputs a thread: 16 shared loads per 64 FFMA; the 128 x 128 tile halves the bytes again (capsule 36)
+    "05_blocktile_2d": {"shared_memory_throttle", "redundant_dram_traffic"},
+    # transposed, padded A tile: A's shared reads lose their 2-way conflict; C written as float4 (4 -> 16 bytes a
+    # sector). Shared loads per FFMA are unchanged (capsule 37: the same 32 LDS.128 per 512 FFMA)
+    "06_vectorized": {"shared_bank_conflicts", "uncoalesced_global_stores"},
+    # the tuned tile fits 128 registers: 2 blocks per SM instead of 1; TN = 4 removes the 2-way conflict on B
+    "07_autotuned": {"occupancy_limited_by_registers", "shared_bank_conflicts"},
+    # next tile's global loads in flight during the math; 128 FFMA per 6 shared loads a lane (07 had no conflicts
+    # left to remove: capsule 38, though this rung's header says it had)
+    "08_warptiling": {"long_scoreboard_stalls", "shared_memory_throttle"},
+    # a 4-stage cp.async ring: no register waits on global loads, one __syncthreads per tile instead of two
     "09_double_buffered": {"barrier_stalls", "long_scoreboard_stalls"},
     "10_hgemm_wmma": set(),  # the problem changes (FP32 -> FP16 inputs on the tensor cores)
-    "11_hgemm_wmma_tuned": {
-        "barrier_stalls",
-        "long_scoreboard_stalls",
-        "shared_bank_conflicts",
-        "shared_memory_throttle",
-        "tensor_pipes_idle",
-    },
-    "12_hgemm_wgmma": {"tensor_pipes_idle", "shared_memory_throttle", "barrier_stalls"},
-    "13_hgemm_staged_persistent": {"tail_wave", "achieved_occupancy_gap", "uncoalesced_global_stores"},
+    # a 3-stage cp.async ring (10 loads synchronously), half the barriers per k, ldmatrix + mma.sync instead of
+    # WMMA's loads; 10 was already padded by 16 bytes, and shared traffic per FLOP is the same (capsule 45)
+    "11_hgemm_wmma_tuned": {"long_scoreboard_stalls", "barrier_stalls", "tensor_pipes_idle"},
+    # wgmma reads A and B from shared memory itself (no ldmatrix) and runs asynchronously; still one barrier a tile
+    "12_hgemm_wgmma": {"tensor_pipes_idle", "shared_memory_throttle"},
+    # C prefetched into L2, the next tile's copies started before the epilogue; the unaligned path's halves packed in
+    # registers, where 12 spills (ptxas: 12 bytes of stores a thread, 13: none). 12's float2 stores already use whole
+    # sectors, and a persistent grid of whole tiles keeps 12's tile quantisation (512 tiles on 132 blocks)
+    "13_hgemm_staged_persistent": {"long_scoreboard_stalls", "register_spills"},
+    # one fused kernel: no score reaches global memory (01 moves ~20 bytes a score)
     "attention/02_fused_online": {"redundant_dram_traffic", "low_arithmetic_intensity"},
-    "attention/03_fa2": {"tensor_pipes_idle", "long_scoreboard_stalls", "shared_memory_throttle"},
-    "attention/04_wgmma_tma": {"tensor_pipes_idle", "long_scoreboard_stalls", "barrier_stalls"},
-    "bf16_gemm/02_tma_wgmma": {
-        "tensor_pipes_idle",
-        "low_arithmetic_intensity",
-        "redundant_dram_traffic",
-        "long_scoreboard_stalls",
-    },
-    "bf16_gemm/03_warp_specialized": {"barrier_stalls", "tensor_pipes_idle"},
-    "bf16_gemm/04_cluster_persistent": {"tail_wave", "redundant_dram_traffic", "achieved_occupancy_gap"},
-    "softmax/02_online_cached": {"redundant_dram_traffic"},
+    # mma.sync on tensor cores; no block barrier between the phases; P in registers, ldmatrix operands; cp.async
+    "attention/03_fa2": {"tensor_pipes_idle", "barrier_stalls", "shared_memory_throttle", "long_scoreboard_stalls"},
+    # wgmma (operands from shared memory, no ldmatrix), mbarriers and a producer warpgroup instead of 03's
+    # __syncthreads, exponentials overlapped with the products
+    "attention/04_wgmma_tma": {"tensor_pipes_idle", "barrier_stalls", "shared_memory_throttle"},
+    # wgmma instead of FP32 FMAs waiting on L1/L2 loads; 128 x 256 tiles in shared memory, grouped for L2 reuse
+    "bf16_gemm/02_tma_wgmma": {"tensor_pipes_idle", "long_scoreboard_stalls", "redundant_dram_traffic"},
+    # producer and consumer warpgroups meet through mbarriers: no __syncthreads left in the main loop
+    "bf16_gemm/03_warp_specialized": {"barrier_stalls"},
+    # the staged epilogue reads and writes C in 64 contiguous bytes a row (03: 16 of each 32-byte sector); the
+    # cluster multicast cuts L2 reads and persistence pipeline fills, which no rule measures
+    "bf16_gemm/04_cluster_persistent": {"uncoalesced_global_loads", "uncoalesced_global_stores"},
+    # one pass: the row crosses DRAM once; float4 loads, 4 in flight; shuffles replace 16 tree barriers a row
+    "softmax/02_online_cached": {"redundant_dram_traffic", "long_scoreboard_stalls", "barrier_stalls"},
+    # rows over 16384 floats split over a cluster of 8: 256 blocks on all SMs instead of 32 (wide rows only)
     "softmax/03_cluster_split": {"achieved_occupancy_gap", "tail_wave"},
-    "softmax/04_register_rows": {"barrier_stalls", "long_scoreboard_stalls", "shared_memory_throttle"},
+    # the whole row (or part) in registers at once, nothing through shared memory, one exponential per element
+    "softmax/04_register_rows": {"long_scoreboard_stalls", "shared_memory_throttle"},
+    # a warp walks a row with 16-byte loads (fully used sectors); W streamed once for all B vectors
     "gemv/02_warp_rows": {"uncoalesced_global_loads", "redundant_dram_traffic"},
+    # the FMAs go to mma.sync (no rule measures issue slots on a memory problem); W loaded with an L2::256B hint
     "gemv/03_tensor_cores": {"long_scoreboard_stalls"},
-    "gemv/04_persistent": {"tail_wave", "long_scoreboard_stalls", "achieved_occupancy_gap"},
-    "transpose/02_smem_tile": {"uncoalesced_global_stores", "shared_bank_conflicts"},
+    # persistent blocks issue the next tile's loads at once, 4 chunks in flight a warp; 03 had no second wave
+    "gemv/04_persistent": {"long_scoreboard_stalls"},
+    # 32 x 32 tiles through padded shared memory: writes coalesced (01 moves a 32-byte sector per 4 useful bytes)
+    "transpose/02_smem_tile": {"uncoalesced_global_stores", "redundant_dram_traffic"},
+    # 8 loads in flight a thread instead of 4; 16 small blocks an SM, so the barrier is shared by twice the elements
     "transpose/03_eight_per_thread": {"long_scoreboard_stalls", "barrier_stalls"},
-    "prefix_sum/02_reduce_then_scan": {"redundant_dram_traffic", "barrier_stalls"},
+    # y written once (16 -> 12 bytes an element), shuffles for Hillis-Steele's 20 barriers, 64 bytes in flight
+    "prefix_sum/02_reduce_then_scan": {"redundant_dram_traffic", "barrier_stalls", "long_scoreboard_stalls"},
+    # single pass with decoupled look-back: x read once (12 -> 8 bytes an element)
     "prefix_sum/03_decoupled_lookback": {"redundant_dram_traffic"},
+    # the look-back sleeps before and between polls instead of reloading status words back to back
     "prefix_sum/04_lookback_backoff": {"long_scoreboard_stalls"},
+    # context split over blocks, GQA heads together (K and V read once), 16-byte loads, 8 KB in flight a warp
+    "paged_decode/02_split_kv": {"uncoalesced_global_loads", "redundant_dram_traffic", "long_scoreboard_stalls"},
+    # a 2-page cp.async ring a warp: the next page in flight while this one is computed
+    "paged_decode/03_page_ring": {"long_scoreboard_stalls"},
+    # a block per row: 16-byte loads and 8-byte stores, contiguous; the row kept in registers, read from DRAM once
+    "fp8_quant/02_row_in_registers": {
+        "uncoalesced_global_loads",
+        "uncoalesced_global_stores",
+        "redundant_dram_traffic",
+    },
+    "fp8_quant/03_fast_division": set(),  # the IEEE division's issue slots: no rule measures them
+    # float4, 8 loads in flight a thread; warp shuffles instead of an 8-barrier tree
+    "reduce_sum/02_vectorized": {"long_scoreboard_stalls", "barrier_stalls"},
+    # a block per row: contiguous 16-byte loads and stores; the row kept in registers, read from DRAM once
+    "rmsnorm/02_row_in_registers": {"uncoalesced_global_loads", "uncoalesced_global_stores", "redundant_dram_traffic"},
+    # 16-byte loads and stores (01 already coalesced), both loads in flight before the arithmetic
+    "swiglu/02_vectorized": {"long_scoreboard_stalls"},
 }
-LADDERS = ("sgemm", "attention", "bf16_gemm", "softmax", "gemv", "transpose", "prefix_sum")
+LADDERS = (
+    "sgemm",
+    "attention",
+    "bf16_gemm",
+    "softmax",
+    "gemv",
+    "transpose",
+    "prefix_sum",
+    "paged_decode",
+    "fp8_quant",
+    "reduce_sum",
+    "rmsnorm",
+    "swiglu",
+)
 
 
 def rungs_of(ladder: str) -> list[Path]:
@@ -173,8 +226,10 @@ def steps_table(rows: list[dict]) -> list[str]:
             top = found[0]["rule"] if found else "-"
             if following is None:
                 verdict = "(last rung)"
-            elif following not in STEP_FIXES or not STEP_FIXES[following]:
+            elif problem_of(REFERENCE_DIR / f"{following}.cu") != row["problem"]:
                 verdict = "n/a: the problem changes"
+            elif not STEP_FIXES.get(following):
+                verdict = "n/a: no rule measures what it changes"
             else:
                 verdict = (
                     "yes"
