@@ -2,8 +2,9 @@
 // Change versus 07: the block tile is cut into warp tiles (the plan: 128 x 256, BK = 8, 8 warps of 128 x 32 in a
 // 1 x 8 row), and inside a warp the 32 lanes form an 8 x 4 grid. Each lane's outputs are sub-tiles of 4 x 4 spaced 32
 // rows and 16 columns apart (16 x 8 outputs per lane here: 4 x 2 sub-tiles), so for one k the warp reads 8
-// consecutive float4 of A and 4 consecutive float4 of B: every shared load is one conflict-free wavefront (step
-// 06/07 read B float4s 32 bytes apart: 2-way conflicts), and each lane does 128 FFMAs per 6 shared loads.
+// consecutive float4 of A and 4 consecutive float4 of B: every shared load is one conflict-free wavefront (as step
+// 07's TN = 4 already made them, where 06 read B float4s 32 bytes apart), and each lane does 128 FFMAs per 6 shared
+// loads.
 // Loop-invariant addressing (global sources, shared destinations, each lane's corner of the tile) is computed once;
 // tiles inside the matrices skip bounds tests.
 // Loads stay synchronous into one shared buffer (two __syncthreads per tile), but with PREFETCH the global loads of
