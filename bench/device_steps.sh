@@ -16,8 +16,9 @@ if [ "$(id -u)" = 0 ]; then
   uid=${BENCH_UID:-10001}
   mkdir -p /tmp/bench-home && chmod 777 /tmp/bench-home "$OUT"
   chmod -R a+rX "$PWD" ${PYTHONPATH//:/ } 2>/dev/null
-  folder=$PWD
-  while [ "$folder" != / ]; do chmod o+x "$folder"; folder=$(dirname "$folder"); done
+  for folder in "$PWD" "$OUT"; do  # the user must reach the repository and write its results under $OUT
+    while [ "$folder" != / ]; do chmod o+x "$folder"; folder=$(dirname "$folder"); done
+  done
   run_as=(python3 -c "import os, sys; os.setgroups([]); os.setgid($uid); os.setuid($uid); os.environ['HOME'] = '/tmp/bench-home'; os.execvp(sys.argv[1], sys.argv[1:])")
 fi
 start=$(date +%s)

@@ -296,7 +296,12 @@ def main() -> int:
             rows.append(row)
             top = (row.get("findings") or [{"rule": "-"}])[0]["rule"]
             print(
-                f"{row['step']}: {row.get('status') or row.get('verdict')} {row.get('gpu_seconds')} GPU-s, top {top}",
+                f"{row['step']}: {row.get('status') or row.get('verdict')} {row.get('gpu_seconds')} GPU-s, top {top}"
+                + (
+                    f" ({row.get('reason') or row.get('message')})"
+                    if row.get("status") not in ("profiled", "smaller_shape")
+                    else ""
+                ),
                 flush=True,
             )
             if args.out:
