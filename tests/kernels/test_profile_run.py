@@ -175,3 +175,19 @@ def test_a_worker_running_as_root_does_not_profile(tmp_path, monkeypatch):
     run = profile_run.profile_compiled(compiled, judged_at({4096: 5.0}), ncu_setting=str(ncu))
     assert run.document.status == "off" and "runs as root" in run.document.reason
     assert not mark.exists() and run.report is None
+
+
+def test_the_profile_child_writes_what_a_gpu_child_writes_but_the_locks(tmp_path, monkeypatch):
+    """The profile target runs the library kernels a judged GPU child runs (the inputs' draws, the garbage fill), which
+    CuPy compiles into the worker's kernel cache: without the right to write there every profile came back "off" on
+    the H100 (kernels/BENCHMARKS.md, the seventh session). The lock files stay the worker's: it holds the device
+    alone while a profile runs."""
+    import shutil
+
+    from kernels import judge, profile_child
+
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
+    gpu_child = judge.gpu_access(("kernels.runner",), device_lock=None)
+    profile = profile_child.profile_access(shutil.which("sh"), ("kernels.runner",))
+    assert str(tmp_path / "cupy") in profile.write
+    assert set(gpu_child.write) <= set(profile.write)
