@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kernels import compiler, problems, profile_findings  # noqa: E402
+from kernels.profile import PROFILED_STATES  # noqa: E402
 from kernels.tools.ladder import GEMM_LADDER, REFERENCE_DIR, arch_of, problem_of, step_of  # noqa: E402
 
 # What each rung changes, as the findings name it: the rules whose measure, read on rung k, the change of rung k + 1
@@ -200,7 +201,7 @@ def recorded(rows: list[dict], source: str) -> dict:
             "metrics": row["metrics"],
         }
         for row in rows
-        if row.get("status") in ("profiled", "smaller_shape") and row.get("metrics")
+        if row.get("status") in PROFILED_STATES and row.get("metrics")
     }
     return {"about": f"recorded by bench/profile_ladders.py, read from {source}", "cases": cases}
 
@@ -239,7 +240,7 @@ def steps_table(rows: list[dict]) -> list[str]:
             shown = ", ".join(f"{f['rule']} {f['severity']:.2f}" for f in found)
             severity = f" ({found[0]['severity']:.2f})" if found else ""
             status = row.get("status") or row.get("verdict")
-            if status not in ("profiled", "smaller_shape"):
+            if status not in PROFILED_STATES:
                 why = row.get("reason") or row.get("message", "")
                 lines.append(f"| {row['step']} | {row['problem']} | - | - | {status}: {why} | | | |")
                 continue
@@ -297,11 +298,7 @@ def main() -> int:
             top = (row.get("findings") or [{"rule": "-"}])[0]["rule"]
             print(
                 f"{row['step']}: {row.get('status') or row.get('verdict')} {row.get('gpu_seconds')} GPU-s, top {top}"
-                + (
-                    f" ({row.get('reason') or row.get('message')})"
-                    if row.get("status") not in ("profiled", "smaller_shape")
-                    else ""
-                ),
+                + (f" ({row.get('reason') or row.get('message')})" if row.get("status") not in PROFILED_STATES else ""),
                 flush=True,
             )
             if args.out:

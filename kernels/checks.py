@@ -101,13 +101,17 @@ def baseline_outputs(problem: Problem, prepared: Prepared, returned) -> dict[str
 
 
 def call_baseline(problem: Problem, prepared: Prepared, ctx: gpu.GpuContext, function=None):
-    """The baseline (`function`, else the problem's) on this input set: `outs` is the output array itself for
-    one-output problems (as the GEMM baselines take it), else the dict of output arrays. Returns what it
-    returned (None, or arrays of its own)."""
+    """The baseline (`function`, else the problem's) on this input set, writing into `baseline_target`. Returns
+    what it returned (None, or arrays of its own)."""
     function = function or problem.module().baseline
-    outs = prepared.outputs()
-    target = outs[problem.output] if len(outs) == 1 else outs
+    target = baseline_target(problem, prepared.outputs())
     return function(prepared.arrays(), target, prepared.sizes, problem.params, ctx)
+
+
+def baseline_target(problem: Problem, outs: dict[str, cp.ndarray]):
+    """What a baseline writes into: the output array itself for a one-output problem (as the GEMM baselines take
+    it), else the dict of output arrays."""
+    return outs[problem.output] if len(outs) == 1 else outs
 
 
 def rehearse(problem: Problem, ctx: gpu.GpuContext, step=lambda name, locked=True: contextlib.nullcontext()) -> None:
@@ -156,7 +160,7 @@ def warm_baseline(
             try:
                 arrays = make_inputs(problem, shape.sizes, shape.seed, shape.seed)
                 outs = {name: arrays[name] for name in problem.outputs}
-                way.run(arrays, outs[problem.output] if len(outs) == 1 else outs, shape.sizes, problem.params, ctx)
+                way.run(arrays, baseline_target(problem, outs), shape.sizes, problem.params, ctx)
                 cp.cuda.Device().synchronize()
             except Exception as exc:  # an optimisation: never the reason a spare, and so every job, fails
                 skipped.append(f"{label(shape.sizes)}: {type(exc).__name__}: {exc}"[:300])

@@ -73,17 +73,15 @@ def profile_access(ncu: str, code: tuple[str, ...]) -> confine.Access:
     """The profile child's rights: a GPU child's (its code, CUDA's files and device nodes, CuPy's kernel cache, where
     the target's library kernels are compiled once for every child of the worker), ncu's folder to read and execute,
     the interpreter and ELF loader to execute (the target is a new interpreter), Unix sockets to connect."""
-    from kernels.sandbox import child_cupy_cache_dir
+    from kernels.judge import gpu_access
     from kernels.triton_compiler import elf_interpreter
 
     executable = os.path.realpath(sys.executable)
     loader = elf_interpreter(executable)
     files = ncu_files(ncu)
     execute = (*files, executable, *([os.path.realpath(loader)] if loader else []))
-    cache = child_cupy_cache_dir()
-    os.makedirs(cache, exist_ok=True)
-    access = confine.Access.for_code(("kernels.profile_target", *code)).for_gpu()
-    access = access.plus(read=files, write=(cache,), execute=execute)
+    # No lock files: the worker holds the device alone while a profile runs.
+    access = gpu_access(("kernels.profile_target", *code), device_lock=None).plus(read=files, execute=execute)
     return access.with_local_sockets(tcp_ports=profile_mod.NCU_PORTS).for_descendants()
 
 
