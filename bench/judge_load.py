@@ -43,8 +43,10 @@ Multi-GPU modes, instead of 3-4 (issue 19):
 --scaling 1,2,4,8   a burst of n x --submissions on the first n GPUs for each n, workers restarted in between:
                     the node's rate against n times the one-GPU rate (at least 0.9 x linear on a GPU node).
 --interference N    N jobs one at a time on the first GPU with no worker on the others, then a burst that keeps
-                    every GPU judging: the kernel's median from the first GPU's jobs during which every other
-                    GPU was busy (90% of the job's time at least), against alone (within 1% on a GPU node).
+                    every GPU judging (compiled in full before the GPUs' workers start, so that all of them have
+                    work from the start whatever the compiles' pace): the kernel's median from the first GPU's
+                    jobs during which every other GPU was busy (90% of the job's time at least), against alone
+                    (within 1% on a GPU node).
 --kill-mid-job      during the burst, the first GPU's worker is SIGKILLed (with its judge's child) while it runs
                     a job: that job must be judged again once (attempts 2), one result per job, and the
                     supervisor must start the worker again. Needs a Redis broker (--use-env-services with
@@ -586,8 +588,9 @@ def phase_alone(exercise, user, n: int, idle_s: float, timeout_s: float) -> dict
     return figures(ids, gpus=1)
 
 
-def phase_burst(exercise, readers, args, gpus: list[str], size: int | None = None, kill=None) -> dict:
-    """The burst; with `kill`, the first GPU's worker is SIGKILLed as soon as it runs a job of the burst."""
+def phase_burst(exercise, readers, args, gpus: list[str], size: int | None = None, kill=None, start_gpus=None) -> dict:
+    """The burst; with `kill`, the first GPU's worker is SIGKILLed as soon as it runs a job of the burst; with
+    `start_gpus`, no GPU worker runs while it is submitted: every job is compiled, then `start_gpus()` starts them."""
     from apps.submissions.models import GpuWorker
 
     size = args.submissions if size is None else size
@@ -598,6 +601,9 @@ def phase_burst(exercise, readers, args, gpus: list[str], size: int | None = Non
         submit(readers["others"][n % len(readers["others"])], exercise) for n in range(max(size - len(heavy) - 1, 0))
     ]
     ids = [*heavy, lone, *rest]
+    if start_gpus:
+        wait_compiled(ids, args.timeout)
+        start_gpus()
     killed = kill_when_running(ids, gpus[0], kill, args.timeout) if kill else None
     wait_finished(ids, args.timeout)
     burst = figures(ids, len(gpus))
@@ -607,6 +613,18 @@ def phase_burst(exercise, readers, args, gpus: list[str], size: int | None = Non
     if killed:
         burst["kill"] = killed_job(killed)
     return burst
+
+
+def wait_compiled(ids: list[int], timeout_s: float) -> None:
+    from apps.submissions.models import Submission
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if Submission.objects.filter(pk__in=ids, status="compiled").count() == len(ids):
+            return
+        time.sleep(0.05)
+    rows = Submission.objects.filter(pk__in=ids).exclude(status="compiled").values_list("pk", "status")
+    raise RuntimeError(f"not every submission was compiled within {timeout_s:g} s; the rest (id, status): {list(rows)}")
 
 
 def kill_when_running(ids: list[int], gpu: str, kill, timeout_s: float) -> int:
@@ -660,15 +678,26 @@ def phase_scaling(processes, exercise, readers, args, gpus: list[str]) -> list[d
 def phase_interference(processes, exercise, readers, args, gpus: list[str]) -> dict:
     """The kernel's median on the first GPU alone (the others idle, no worker on them), then during a burst
     that keeps every GPU judging: only the first GPU's jobs during which each other GPU was busy at least
-    90% of the time count. The same kernel, the same worker, the same GPU; only the neighbours differ."""
+    90% of the time count. The same kernel on the same GPU; only the neighbours differ.
+
+    The burst is compiled in full before any GPU worker starts (the first GPU's is stopped meanwhile): with the
+    workers consuming as the compiles arrive, GPUs whose jobs take about as long as a compile take turns instead
+    of running together (on a 2-core machine whose NVRTC took 7 s a file, no job of the first GPU had the other
+    busy for 90% of its time)."""
     first, others = gpus[0], gpus[1:]
     processes.start_gpus("gpu-first", [first])
     phase_first_jobs(exercise, readers["alone"], [first], args.timeout)
     alone = phase_alone(exercise, readers["alone"], args.interference, args.idle_s, args.timeout)
-    processes.start_gpus("gpu-others", others)
-    phase_first_jobs(exercise, readers["alone"], gpus, args.timeout)
+    processes.stop("gpu-first")
     # Enough for every GPU to judge --interference jobs and more while the first one does.
-    burst = phase_burst(exercise, readers, args, gpus, size=2 * args.interference * len(gpus))
+    burst = phase_burst(
+        exercise,
+        readers,
+        args,
+        gpus,
+        size=2 * args.interference * len(gpus),
+        start_gpus=lambda: processes.start_gpus("gpu-all", gpus),
+    )
     from apps.submissions.models import Submission
 
     jobs = list(Submission.objects.filter(pk__in=burst["ids"]).exclude(started_at=None).exclude(finished_at=None))
