@@ -6,6 +6,10 @@ from django.utils import timezone
 
 from apps.accounts.validators import validate_public_name
 
+# What may give a reader full access, as the entitlement service (apps/subscriptions/services/entitlement.py) stores
+# it: the sources of the windows it joined, sorted and joined with "+"; "" for none.
+ACCESS_SOURCES = ("", "complimentary", "subscription", "complimentary+subscription")
+
 
 class UserManager(BaseUserManager):
     use_in_migrations = True
@@ -74,7 +78,31 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     class Meta:
         ordering = ["email"]
-        constraints = [models.UniqueConstraint(Lower("email"), name="accounts_user_email_ci_unique")]
+        constraints = [
+            models.UniqueConstraint(Lower("email"), name="accounts_user_email_ci_unique"),
+            # The entitlement's shape, whoever writes it (ARCHITECTURE.md, "What the database enforces"): a known
+            # source, no window without one, a window that ends after it begins, and no end only where a grant
+            # without an end date gives it: a subscription's access is always bounded.
+            models.CheckConstraint(
+                condition=models.Q(access_source__in=ACCESS_SOURCES), name="accounts_user_access_source_known"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(access_source="") | models.Q(access_from__isnull=True, access_until__isnull=True),
+                name="accounts_user_no_source_no_window",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(access_from__isnull=True)
+                | models.Q(access_until__isnull=True)
+                | models.Q(access_until__gt=models.F("access_from")),
+                name="accounts_user_access_ends_after_start",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(access_until__isnull=False)
+                | models.Q(access_source="")
+                | models.Q(access_source__contains="complimentary"),
+                name="accounts_user_only_grants_open_ended",
+            ),
+        ]
 
     def __str__(self):
         return self.email
