@@ -15,7 +15,7 @@ run_as=()
 if [ "$(id -u)" = 0 ]; then
   uid=${BENCH_UID:-10001}
   mkdir -p /tmp/bench-home && chmod 777 /tmp/bench-home "$OUT"
-  chmod -R a+rX "$PWD" ${PYTHONPATH//:/ } 2>/dev/null
+  chmod -R a+rX "$PWD" ${PYTHONPATH:+${PYTHONPATH//:/ }} 2>/dev/null
   for folder in "$PWD" "$OUT"; do  # the user must reach the repository and write its results under $OUT
     while [ "$folder" != / ]; do chmod o+x "$folder"; folder=$(dirname "$folder"); done
   done
