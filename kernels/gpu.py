@@ -39,6 +39,7 @@ _ATTR_MULTIPROCESSOR_COUNT = 16
 _ATTR_CC_MAJOR = 75
 _ATTR_CC_MINOR = 76
 _ATTR_MAX_CLOCK_KHZ = 13  # cudaDevAttrClockRate: the peak SM clock
+_ATTR_PAGEABLE_MEMORY_ACCESS = 88  # cudaDevAttrPageableMemoryAccess: kernels may use any host pointer (HMM)
 _LIMIT_PRINTF_FIFO_SIZE = 0x01  # cudaLimitPrintfFifoSize
 # Device printf records go to a FIFO that the driver drains at each synchronisation; whatever overflows it
 # is dropped on the device. 64 KB (the default is 1 MB) bounds what one launch can print, so the judge's
@@ -222,6 +223,9 @@ def device_identity(ctx: GpuContext) -> dict:
         "pci_bus_id": ctx.pci_bus_id,
         "cuda_driver_version": runtime.driverGetVersion(),
         "max_sm_clock_mhz": runtime.deviceGetAttribute(_ATTR_MAX_CLOCK_KHZ, runtime.getDevice()) // 1000,
+        # With HMM (open kernel modules on a recent kernel), a kernel may dereference any address of its process's
+        # pageable memory: a reader's kernel could reach its job child's own heap. The judge warns (judge.py).
+        "pageable_memory_access": bool(runtime.deviceGetAttribute(_ATTR_PAGEABLE_MEMORY_ACCESS, runtime.getDevice())),
     }
     identity.update(_nvml_identity(ctx.pci_bus_id))
     return identity

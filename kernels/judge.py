@@ -30,6 +30,12 @@ JOB = "kernels.runner:judge_job"
 # waits for none unless jobs come faster than this many setups. Each set-up spare holds a CUDA context and uses
 # a CPU core while it sets up; README's capacity section has the measured setup time and memory per spare.
 DEFAULT_SPARES = 4
+# Said with each measurement of the ceilings (a worker's first setup, and again on another device identity).
+PAGEABLE_MEMORY_WARNING = (
+    "%s lets kernels read and write pageable host memory (HMM): a reader's kernel can reach its job child's own "
+    "memory, the judge's Python included. Turn it off on judging nodes: options nvidia_uvm uvm_disable_hmm=1 "
+    "(README, Operators)"
+)
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,8 @@ class GpuJudge:
             if answer.measured and self.ceilings_measured > 1:
                 # Seconds of the device held alone: an operator should see why it happened again.
                 log.warning("a child measured the ceilings again: %s", answer.why_measured)
+            if answer.measured and answer.identity.get("pageable_memory_access"):
+                log.warning(PAGEABLE_MEMORY_WARNING, answer.identity.get("name", "this GPU"))
 
     def start(self) -> str | None:
         """Start the child now (CUDA context, cuBLAS handle, ceilings); returns an error text if that failed."""

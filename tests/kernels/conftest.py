@@ -87,7 +87,9 @@ def read(path: Path) -> str:
 
 # The CPU stand-ins (tests/kernels/standins.py) read their settings from STANDIN_* variables and write their logs
 # under the test's tmp_path: the sandbox passes a child nothing it was not told to (kernels/confine.py).
-STANDIN_VARIABLES = "STANDIN_IDENTITY_FILE,STANDIN_MEASURE_LOG,STANDIN_EVENT_LOG,STANDIN_SETUP_S"
+STANDIN_VARIABLES = (
+    "STANDIN_IDENTITY_FILE,STANDIN_MEASURE_LOG,STANDIN_EVENT_LOG,STANDIN_SETUP_S,STANDIN_PAGEABLE_MEMORY_ACCESS"
+)
 
 
 @pytest.fixture(autouse=True)

@@ -66,7 +66,8 @@ def slow_setup(_payload=None):
 
 
 # ---- A GPU worker's life on the CPU: setup and job that report what they saw and when -----------------
-# The device identity is read from STANDIN_IDENTITY_FILE at setup (an operator changing clocks or the driver);
+# The device identity is read from STANDIN_IDENTITY_FILE at setup (an operator changing clocks or the driver), with
+# pageable memory access where STANDIN_PAGEABLE_MEMORY_ACCESS is set;
 # each measurement of the ceilings appends a line to STANDIN_MEASURE_LOG, so a test counts them from outside.
 # With STANDIN_EVENT_LOG, each setup, each setup's GPU step ("step", holding the worker's device lock shared),
 # each job and each job's timed part ("timed", holding it alone) appends "kind pid start end" (wall clock); a
@@ -92,6 +93,8 @@ def ceilings_setup(request: SetupRequest | None = None) -> SetupAnswer:
         _log_event("step", step_start)
     path = os.environ.get("STANDIN_IDENTITY_FILE", "")
     identity = {"uuid": open(path).read().strip() if path else "GPU-standin"}  # noqa: SIM115
+    if os.environ.get("STANDIN_PAGEABLE_MEMORY_ACCESS"):  # a driver with HMM on
+        identity["pageable_memory_access"] = True
 
     def measure():
         with _LOCK.timed(), open(os.environ["STANDIN_MEASURE_LOG"], "a") as log:

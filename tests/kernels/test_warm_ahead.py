@@ -179,3 +179,20 @@ def test_without_warming_ahead_the_successor_starts_only_after_the_job(device):
         _, second = run(judge)
 
     assert second["imported_at"] > first["job_end"] and second["setup_at"] > first["job_end"]
+
+
+@pytest.mark.parametrize("hmm", [True, False], ids=["hmm-on", "hmm-off"])
+def test_a_device_whose_kernels_may_use_host_memory_is_named_in_the_log_when_the_ceilings_are_measured(
+    device, monkeypatch, caplog, hmm
+):
+    """With HMM a reader's kernel may dereference its job child's host memory: the operator is told how to turn it
+    off, once per measurement of the ceilings (not once per child), and not at all where the driver does not."""
+    if hmm:
+        monkeypatch.setenv("STANDIN_PAGEABLE_MEMORY_ACCESS", "1")
+    with caplog.at_level("WARNING", logger="kernels.judge"), standin_judge() as judge:
+        assert judge.start() is None
+        run(judge)
+        run(judge)
+    said = [r.getMessage() for r in caplog.records if "pageable host memory" in r.getMessage()]
+    assert len(said) == (1 if hmm else 0)
+    assert all("uvm_disable_hmm=1" in line for line in said)
