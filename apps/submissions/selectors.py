@@ -672,6 +672,7 @@ class ProfileView:
     document: object  # kernels.profile.Profile
     findings: list[dict]
     speed_of_light: list[dict]  # {"label", "pct"}
+    pipes: list[dict]  # {"label", "pct"}: how busy each compute pipe was
     occupancy: dict | None  # achieved, theoretical, limiter
     bytes_vs_minimum: object | None  # kernels.profile_findings.BytesVsMinimum
     stalls: list[dict]
@@ -686,6 +687,12 @@ _SOL = (
     ("DRAM", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
     ("L2", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
     ("L1/shared", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
+)
+# The compute workload's pipes, by the [metrics] aliases of kernels/profile_rules.toml: which units did the work.
+_PIPES = (
+    ("Tensor", "tensor_pipe"),
+    ("FMA (FP32 multiply-add)", "fma_pipe"),
+    ("ALU (integer, logic, compares)", "alu_pipe"),
 )
 _LIMITS = (
     ("registers", "launch__occupancy_limit_registers"),
@@ -703,6 +710,11 @@ def _occupancy(metrics: dict) -> dict | None:
     limits = [(metrics[name], label) for label, name in _LIMITS if metrics.get(name) is not None]
     limiter = min(limits)[1] if limits else ""
     return {"achieved": achieved, "theoretical": theoretical, "limiter": limiter}
+
+
+def _pipes(metrics: dict) -> list[dict]:
+    values = profile_findings.values_of(metrics)
+    return [{"label": label, "pct": values[alias]} for label, alias in _PIPES if alias in values]
 
 
 def _source_view(source: str, lines) -> list[dict]:
@@ -741,6 +753,7 @@ def profile_view(submission: Submission) -> ProfileView | None:
         document=document,
         findings=stored.findings or [],
         speed_of_light=[{"label": label, "pct": metrics[name]} for label, name in _SOL if name in metrics],
+        pipes=_pipes(metrics),
         occupancy=_occupancy(metrics),
         bytes_vs_minimum=profile_findings.bytes_vs_minimum(metrics, problem=problem, sizes=document.sizes)
         if problem and document.profiled

@@ -116,6 +116,9 @@ def test_a_recorded_profile_shows_its_findings_its_hot_source_lines_and_download
     hot = section.locator('.profile-source__hot[data-n="42"]')  # the inner product: the hottest
     expect(hot).to_contain_text("37% of samples")
     expect(hot).to_contain_text("waiting for shared memory")
+    # The compute pipes as measured: rung 05's FP32 products keep the FMA pipe busy a quarter of its cycles.
+    expect(section.locator(".profile-pipes")).to_contain_text("FMA (FP32 multiply-add)")
+    expect(section.locator(".profile-pipes")).to_contain_text("26% of active cycles")
     with page.expect_download() as download_info:
         section.get_by_role("link", name="Download the Nsight Compute report (.ncu-rep)").click()
     saved = download_info.value.path()
