@@ -1,7 +1,8 @@
 """The reader's entitlement: when full access from a subscription or complimentary access begins and ends, and why,
 computed from those facts when one of them changes and stored on the reader (access_source, access_from,
 access_until, access_reason), so that a page asks the clock, not the database. This is the one definition of the
-rule and the one writer of those columns (User.save never writes them); apps.reading.policy reads what it writes.
+rule and the one writer of those columns (User.save never writes them, and on PostgreSQL a trigger refuses any other
+writer: apps/accounts/access_guard.py); apps.reading.policy reads what it writes.
 
 Every window is bounded but a grant's with no end date: a paying subscription gives access until its current period
 ends plus SUBSCRIPTION_RENEWAL_MARGIN_HOURS, so a lost renewal or cancellation event costs at most the margin, never
@@ -21,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.access_guard import entitlement_write
 from apps.subscriptions.models import ComplimentaryAccess, Subscription
 
 PAYING = (Subscription.Status.ACTIVE, Subscription.Status.TRIALING)
@@ -130,18 +132,20 @@ def entitlement_refresh(*, user_id, now: datetime | None = None) -> Entitlement:
             now=now,
             grace=grace,
         )
-        User.objects.filter(pk=user_id).update(
-            access_source=entitlement.source,
-            access_from=entitlement.starts_at,
-            access_until=entitlement.ends_at,
-            access_reason=entitlement.reason,
-        )
+        with entitlement_write(user_id):
+            User.objects.filter(pk=user_id).update(
+                access_source=entitlement.source,
+                access_from=entitlement.starts_at,
+                access_until=entitlement.ends_at,
+                access_reason=entitlement.reason,
+            )
     return entitlement
 
 
 def reader_trial_mark(*, user_id, at: datetime) -> None:
     """Records when the reader had their one free trial (the first one seen: later ones leave it)."""
-    get_user_model().objects.filter(pk=user_id, trial_used_at__isnull=True).update(trial_used_at=at)
+    with entitlement_write(user_id):
+        get_user_model().objects.filter(pk=user_id, trial_used_at__isnull=True).update(trial_used_at=at)
 
 
 def entitlements_refresh_all(*, now: datetime | None = None, ended_only: bool = False) -> int:
