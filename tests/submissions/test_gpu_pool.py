@@ -120,7 +120,9 @@ class Pool:
         self.supervisor: subprocess.Popen | None = None
 
     def start(self) -> None:
-        self.compile.start("compile", queues="default,compile", wait=False)
+        # Two compiles at once, as a compile node runs several: two jobs become ready together, one for each GPU,
+        # however slowly this machine compiles (one at a time, the GPUs could take turns behind the compiles).
+        self.compile.start("compile", queues="default,compile", wait=False, concurrency=2)
         command = [sys.executable, "manage.py", "gpu_worker", "--gpus", ",".join(GPUS), "--kind", "h200"]
         command += ["--log-dir", str(self.folder), "--celery-args", QUIET]
         with (self.folder / "supervisor.log").open("wb") as log:

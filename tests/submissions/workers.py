@@ -82,7 +82,7 @@ class CeleryWorkers:
         self.logs: dict[str, Path] = {}
         self.folder = Path(tempfile.mkdtemp(prefix="celery-workers-"))
 
-    def start(self, name: str, queues: str = "gpu.h200", wait: bool = True) -> None:
+    def start(self, name: str, queues: str = "gpu.h200", wait: bool = True, concurrency: int = 1) -> None:
         log = self.folder / f"{name}.log"
         env = dict(self.env)
         if queues.startswith("gpu."):
@@ -97,7 +97,7 @@ class CeleryWorkers:
             "-Q",
             queues,
             "-c",
-            "1",
+            str(concurrency),
             "-n",
             f"{name}@%h",
             "--prefetch-multiplier",
