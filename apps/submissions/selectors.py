@@ -688,9 +688,10 @@ _SOL = (
     ("L2", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
     ("L1/shared", "l1tex__throughput.avg.pct_of_peak_sustained_active"),
 )
-# The compute workload's pipes, by the [metrics] aliases of kernels/profile_rules.toml: which units did the work.
+# The compute workload's pipes, by the aliases and derived values of kernels/profile_rules.toml: which units did the
+# work (shares of cycles: FMA and ALU of active cycles, the tensor pipes the larger of their two measures).
 _PIPES = (
-    ("Tensor", "tensor_pipe"),
+    ("Tensor (every MMA type)", "tensor_busy"),
     ("FMA (FP32 multiply-add)", "fma_pipe"),
     ("ALU (integer, logic, compares)", "alu_pipe"),
 )

@@ -118,7 +118,7 @@ def test_a_recorded_profile_shows_its_findings_its_hot_source_lines_and_download
     expect(hot).to_contain_text("waiting for shared memory")
     # The compute pipes as measured: rung 05's FP32 products keep the FMA pipe busy a quarter of its cycles.
     expect(section.locator(".profile-pipes")).to_contain_text("FMA (FP32 multiply-add)")
-    expect(section.locator(".profile-pipes")).to_contain_text("26% of active cycles")
+    expect(section.locator(".profile-pipes")).to_contain_text("26% busy")
     with page.expect_download() as download_info:
         section.get_by_role("link", name="Download the Nsight Compute report (.ncu-rep)").click()
     saved = download_info.value.path()

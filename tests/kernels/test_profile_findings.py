@@ -61,6 +61,16 @@ def test_metric_names_are_nsight_compute_names_and_aliases_are_used():
     }  # shown on the page or kept for the next rules
 
 
+def test_warpgroup_mmas_counted_by_either_tensor_metric_keep_the_tensor_rule_quiet():
+    """A Hopper kernel whose MMAs are warpgroup MMAs: if only the every-type metric counts them, it still counts."""
+    assert "tensor_pipes_idle" in [f.rule for f in run_case("tensor_idle_hgemm_fp32_pipes")]
+    case = FIXTURES["tensor_idle_hgemm_fp32_pipes"]
+    every_type = profile_findings.load().metrics["tensor_pipe_all"]
+    metrics = {**case["metrics"], every_type: 71.0}
+    found = profile_findings.findings(metrics, problem=problems.load(case["problem"]), sizes=case["sizes"])
+    assert "tensor_pipes_idle" not in [f.rule for f in found]
+
+
 def test_sentence_fills_in_the_measured_values():
     (finding,) = [f for f in run_case("uncoalesced_loads_sgemm_naive") if f.rule == "uncoalesced_global_loads"]
     assert finding.sentence.startswith("Global loads use 4.0 of the 32 bytes of each sector")

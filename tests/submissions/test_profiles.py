@@ -90,7 +90,7 @@ def test_owner_sees_the_profile_with_findings_source_and_download(reader, owned)
     assert "LDG.E R4" in page and "<meter" in page
     assert "Achieved 24% of the SMs' warp slots, of 25% possible" in page
     pipes = page[page.index("Compute pipes") : page.index("Occupancy")]
-    assert "FMA (FP32 multiply-add)" in pipes and "82% of active cycles" in pipes and "9% of active cycles" in pipes
+    assert "FMA (FP32 multiply-add)" in pipes and "82% busy" in pipes and "9% busy" in pipes
     assert report_url(owned) in page
     response = client_for(reader).get(report_url(owned))
     assert response.status_code == 200 and b"".join(response.streaming_content) == b"NCU-REP"
