@@ -194,6 +194,7 @@ class GpuWorkerAdmin(admin.ModelAdmin):
         "gpu_kind",
         "gpu_name",
         "gpu_index",
+        "host_memory_reachable",
         "online",
         "last_seen_at",
         "current_submission",

@@ -220,6 +220,12 @@ class GpuWorker(models.Model):
     sandbox = models.CharField(
         max_length=200, blank=True, help_text="How the node confines readers' code (kernels/confine.py), as reported"
     )
+    host_memory_reachable = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Whether its GPU lets kernels use pageable host memory (HMM: README, Untrusted code), as its judge's "
+        "setup found; empty until a setup has reported",
+    )
     started_at = models.DateTimeField()
     last_seen_at = models.DateTimeField()
     current_submission = models.ForeignKey(

@@ -133,6 +133,14 @@ def gpu_name() -> str:
     return query.stdout.strip().splitlines()[0] if query.returncode == 0 and query.stdout.strip() else ""
 
 
+def host_memory_reachable() -> bool | None:
+    """What this worker's judge found at its latest setup: whether kernels may use pageable host memory (HMM);
+    None before a setup has reported (the first job's child reports it) or where the judge does not say."""
+    kept = _judge.kept if _judge is not None else None
+    found = kept.identity.get("pageable_memory_access") if kept is not None else None
+    return found if isinstance(found, bool) else None
+
+
 def sandbox_summary() -> str:
     from kernels import confine
 
@@ -152,6 +160,7 @@ def register() -> None:
             "gpu_name": gpu_name()[:100],
             "gpu_index": gpu_index(),
             "sandbox": sandbox_summary(),
+            "host_memory_reachable": host_memory_reachable(),
             "started_at": now,
             "last_seen_at": now,
             "stopped_at": None,
@@ -168,7 +177,10 @@ def heartbeat_once() -> None:
     from apps.submissions.models import GpuWorker
 
     close_old_connections()
-    if not GpuWorker.objects.filter(hostname=node_name()).update(last_seen_at=timezone.now(), stopped_at=None):
+    seen = {"last_seen_at": timezone.now(), "stopped_at": None}
+    if (reachable := host_memory_reachable()) is not None:
+        seen["host_memory_reachable"] = reachable
+    if not GpuWorker.objects.filter(hostname=node_name()).update(**seen):
         register()  # the row was deleted in admin: report again
 
 

@@ -93,8 +93,7 @@ def ceilings_setup(request: SetupRequest | None = None) -> SetupAnswer:
         _log_event("step", step_start)
     path = os.environ.get("STANDIN_IDENTITY_FILE", "")
     identity = {"uuid": open(path).read().strip() if path else "GPU-standin"}  # noqa: SIM115
-    if os.environ.get("STANDIN_PAGEABLE_MEMORY_ACCESS"):  # a driver with HMM on
-        identity["pageable_memory_access"] = True
+    identity["pageable_memory_access"] = bool(os.environ.get("STANDIN_PAGEABLE_MEMORY_ACCESS"))  # HMM on, or off
 
     def measure():
         with _LOCK.timed(), open(os.environ["STANDIN_MEASURE_LOG"], "a") as log:

@@ -79,7 +79,7 @@ def test_a_child_on_another_device_identity_measures_again(device, caplog):
 
     assert measurements(log) == 2 and judge.ceilings_measured == 2
     assert first.ceilings.measured_at < second.ceilings.measured_at == third.ceilings.measured_at
-    assert judge.kept.identity == {"uuid": "GPU-1"}
+    assert judge.kept.identity == {"uuid": "GPU-1", "pageable_memory_access": False}
     # The worker says why it measured again, naming what changed.
     assert [r.getMessage() for r in caplog.records] == [
         "a child measured the ceilings again: device identity changed: uuid: 'GPU-0' -> 'GPU-1'"

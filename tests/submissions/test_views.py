@@ -708,6 +708,7 @@ def test_the_staff_page_shows_queues_and_workers_to_staff_only(locked_exercise, 
         started_at=now,
         last_seen_at=now - timedelta(hours=1),
         sandbox="RUNNING UNCONFINED (operator opt-out): this kernel lacks Landlock",
+        host_memory_reachable=True,
     )
     make_submission(subscriber, locked_exercise)
     staff = make_visitor("staff")
@@ -715,6 +716,9 @@ def test_the_staff_page_shows_queues_and_workers_to_staff_only(locked_exercise, 
     assert "gpu0@node1" in body and "gpu1@node1" in body and "NVIDIA H200" in body
     # Issue 41: a worker that runs readers' code without the sandbox is named at the top of the page.
     assert "gpu1@node1 runs readers' kernels without the sandbox" in body and "unconfined</span>" in body
+    # A GPU whose kernels may use pageable host memory (HMM) is named too, with the driver option that ends it.
+    assert "gpu1@node1's GPU lets kernels use pageable host memory" in body and "uvm_disable_hmm=1" in body
+    assert body.count("HMM on</span>") == 1  # gpu0@node1 has not reported (None): no badge
     assert '<strong class="mono">H200</strong>: 1 online' in body
     assert "compile" in body and "gpu.h200" in body  # the queues, from the real broker
     assert "Queued: <strong>1</strong>" in body
