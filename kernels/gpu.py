@@ -225,10 +225,19 @@ def device_identity(ctx: GpuContext) -> dict:
         "max_sm_clock_mhz": runtime.deviceGetAttribute(_ATTR_MAX_CLOCK_KHZ, runtime.getDevice()) // 1000,
         # With HMM (open kernel modules on a recent kernel), a kernel may dereference any address of its process's
         # pageable memory: a reader's kernel could reach its job child's own heap. The judge warns (judge.py).
-        "pageable_memory_access": bool(runtime.deviceGetAttribute(_ATTR_PAGEABLE_MEMORY_ACCESS, runtime.getDevice())),
+        "pageable_memory_access": _pageable_memory_access(),
     }
     identity.update(_nvml_identity(ctx.pci_bus_id))
     return identity
+
+
+def _pageable_memory_access() -> bool | None:
+    """The device's cudaDevAttrPageableMemoryAccess; None where the driver does not answer (a diagnostic: it must
+    never stop a setup)."""
+    try:
+        return bool(runtime.deviceGetAttribute(_ATTR_PAGEABLE_MEMORY_ACCESS, runtime.getDevice()))
+    except runtime.CUDARuntimeError:
+        return None
 
 
 # nvmlClockType_t, nvmlTemperatureSensors_t
