@@ -57,7 +57,7 @@ class User(AbstractBaseUser, PermissionsMixin):
     # why, computed from those facts by the subscriptions app (apps/subscriptions/services/entitlement.py), the only
     # writer. Reading it is a comparison with the clock on the user already loaded for the request: no query on any
     # page. `save` never writes these columns (below), no form edits them, and on PostgreSQL a trigger refuses any
-    # writer but the service (apps/accounts/access_guard.py).
+    # writer but the service (apps/subscriptions/access_guard.py).
     access_source = models.CharField(
         "full access from", max_length=40, blank=True, editable=False, help_text="Empty: no full access now or later."
     )

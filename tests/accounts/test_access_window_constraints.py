@@ -1,5 +1,5 @@
 """The stored access window's shape is the database's to keep (ARCHITECTURE.md, "What the database enforces"): even
-a write that names its reader as the entitlement service does (tests/accounts/test_access_guard.py has the guard on
+a write that names its reader as the entitlement service does (tests/subscriptions/test_access_guard.py has the guard on
 who writes) can store only what the service itself could compute."""
 
 from datetime import timedelta
@@ -8,8 +8,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.accounts.access_guard import entitlement_write
 from apps.accounts.models import ACCESS_SOURCES, User
+from apps.subscriptions.access_guard import entitlement_write
 from apps.subscriptions.services.entitlement import entitlement_from
 from tests.factories import UserFactory
 
@@ -20,7 +20,7 @@ DAY = timedelta(days=1)
 
 
 def write(reader, **window):
-    """As the entitlement service writes (apps/accounts/access_guard.py): naming the reader, in a transaction."""
+    """As the entitlement service writes (apps/subscriptions/access_guard.py): naming the reader, in a transaction."""
     with transaction.atomic(), entitlement_write(reader.pk):
         User.objects.filter(pk=reader.pk).update(**window)
 

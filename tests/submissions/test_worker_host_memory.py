@@ -25,7 +25,7 @@ def test_the_heartbeat_records_whether_the_gpu_reaches_host_memory(monkeypatch, 
     monkeypatch.setattr(worker, "_judge", judge)
     with judge:
         worker.register()
-        assert GpuWorker.objects.get().host_memory_reachable is None  # no setup has reported yet
+        assert GpuWorker.objects.get(hostname="gpu0@test").host_memory_reachable is None  # no setup has reported yet
         assert judge.start() is None
         worker.heartbeat_once()
-    assert GpuWorker.objects.get().host_memory_reachable is hmm
+    assert GpuWorker.objects.get(hostname="gpu0@test").host_memory_reachable is hmm

@@ -2,7 +2,7 @@
 computed from those facts when one of them changes and stored on the reader (access_source, access_from,
 access_until, access_reason), so that a page asks the clock, not the database. This is the one definition of the
 rule and the one writer of those columns (User.save never writes them, and on PostgreSQL a trigger refuses any other
-writer: apps/accounts/access_guard.py); apps.reading.policy reads what it writes.
+writer: apps/subscriptions/access_guard.py); apps.reading.policy reads what it writes.
 
 Every window is bounded but a grant's with no end date: a paying subscription gives access until its current period
 ends plus SUBSCRIPTION_RENEWAL_MARGIN_HOURS, so a lost renewal or cancellation event costs at most the margin, never
@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.access_guard import entitlement_write
+from apps.subscriptions.access_guard import entitlement_write
 from apps.subscriptions.models import ComplimentaryAccess, Subscription
 
 PAYING = (Subscription.Status.ACTIVE, Subscription.Status.TRIALING)

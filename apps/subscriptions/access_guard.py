@@ -12,7 +12,7 @@ row inserted with any access, fails with an IntegrityError. Reading is untouched
 Restores: pg_restore of a whole dump creates the trigger after the data, so readers come back with their access; a
 data-only restore (or `loaddata` of readers with access) needs `pg_restore --disable-triggers`, as a superuser.
 
-Installed by accounts' migration 0009 on PostgreSQL only. SQLite (`make run`'s embedded default) has no
+Installed by subscriptions' migration 0005 on PostgreSQL only. SQLite (`make run`'s embedded default) has no
 transaction-local settings: there the service's writes go through as before, guarded by code alone.
 """
 

@@ -1,7 +1,7 @@
-"""Only the entitlement service changes a reader's access, and PostgreSQL enforces it (apps/accounts/access_guard.py,
-ARCHITECTURE.md "What the database enforces"): a QuerySet.update, a raw UPDATE or an insert that would give access
-is refused by a trigger, whoever runs it; the service's own writes, and every save of a reader's other columns, go
-through."""
+"""Only the entitlement service changes a reader's access, and PostgreSQL enforces it
+(apps/subscriptions/access_guard.py, ARCHITECTURE.md "What the database enforces"): a QuerySet.update, a raw UPDATE
+or an insert that would give access is refused by a trigger, whoever runs it; the service's own writes, and every
+save of a reader's other columns, go through."""
 
 from datetime import timedelta
 
@@ -9,8 +9,8 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from apps.accounts.access_guard import entitlement_write
 from apps.accounts.models import User
+from apps.subscriptions.access_guard import entitlement_write
 from apps.subscriptions.services.complimentary import complimentary_access_grant, complimentary_access_revoke
 from apps.subscriptions.services.entitlement import reader_trial_mark
 from tests.factories import UserFactory

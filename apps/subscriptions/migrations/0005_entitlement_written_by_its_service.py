@@ -1,9 +1,9 @@
 """PostgreSQL only: the trigger that lets only the entitlement service change a reader's access columns
-(apps/accounts/access_guard.py). On SQLite this migration does nothing."""
+(apps/subscriptions/access_guard.py). On SQLite this migration does nothing."""
 
 from django.db import migrations
 
-from apps.accounts.access_guard import guard_install, guard_uninstall
+from apps.subscriptions.access_guard import guard_install, guard_uninstall
 
 
 def install(apps, schema_editor):
@@ -15,6 +15,9 @@ def uninstall(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("accounts", "0008_access_window_shape")]
+    dependencies = [
+        ("accounts", "0008_access_window_shape"),
+        ("subscriptions", "0004_bounded_access_and_one_trial"),
+    ]
 
     operations = [migrations.RunPython(install, uninstall)]
