@@ -81,3 +81,35 @@ def test_every_rule_is_shown_by_a_recorded_ladder_step():
     rules = {rule.id for rule in profile_findings.load().rules}
     assert rules - set(HANDWRITTEN_ONLY) <= shown, sorted(rules - set(HANDWRITTEN_ONLY) - shown)
     assert not (shown & set(HANDWRITTEN_ONLY)), "a rule a recording shows is no longer hand-written only"
+
+
+def test_the_ladder_table_reads_each_step_against_what_the_next_rung_changes():
+    """bench/profile_ladders.py's table (the one BENCHMARKS gets): a step whose next rung fixes the top finding is
+    "yes", one that fixes something else is "no" with what it fixes, and a step whose change does not run at the
+    profiled shape says so instead of "no"."""
+
+    def row(step, problem, top):
+        return {
+            "step": step,
+            "problem": problem,
+            "status": "profiled",
+            "sizes": {"rows": 4096, "cols": 4096} if problem == "softmax" else {"M": 4096, "N": 4096, "K": 4096},
+            "gpu_seconds": 1.0,
+            "findings": [{"rule": top, "severity": 0.9, "sentence": ""}],
+            "stalls": [],
+        }
+
+    table = profile_ladders.steps_table(
+        [
+            row("01_naive", "sgemm", "shared_bank_conflicts"),
+            row("02_coalesced", "sgemm", "long_scoreboard_stalls"),
+            row("03_smem_tiling", "sgemm", "shared_memory_throttle"),
+            row("softmax/02_online_cached", "softmax", "long_scoreboard_stalls"),
+            row("softmax/03_cluster_split", "softmax", "long_scoreboard_stalls"),
+        ]
+    )
+    by_step = {line.split(" | ")[0].removeprefix("| "): line for line in table[2:]}
+    assert "| no (it fixes uncoalesced_global_loads, uncoalesced_global_stores) |" in by_step["01_naive"]
+    assert "| yes |" in by_step["02_coalesced"] and "| (last rung) |" in by_step["03_smem_tiling"]
+    assert "n/a: at 4096x4096, the shape profiled" in by_step["softmax/02_online_cached"]
+    assert set(profile_ladders.NOT_AT_PROFILED_SHAPE) <= set(profile_ladders.STEP_FIXES)
