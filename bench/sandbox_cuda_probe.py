@@ -46,6 +46,14 @@ def gpu_access():
 def cuda_works():
     cupy.cuda.runtime.getDevice()
     return int(cupy.arange(1000).sum())
+
+# The seccomp filter as confine.apply installs it for these rights (may_execute: new processes as well).
+def filter_calls(access, may_execute=False):
+    confine._libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, which seccomp and Landlock require
+    confine._filter_calls(
+        access.cuda_driver, may_execute=bool(access.execute) or may_execute, local_sockets=access.local_sockets,
+        tcp=bool(access.tcp_ports),
+    )
 """
 
 # The same two functions for the profile child (--profile): its rights, and a profile of the sgemm example.
@@ -89,11 +97,7 @@ elif step == "landlock":
     if access.tcp_ports:
         confine._restrict_tcp_ports(*access.tcp_ports)
 elif step == "seccomp":
-    confine._libc().prctl(38, 1, 0, 0, 0)
-    confine._filter_calls(
-        access.cuda_driver, may_execute=bool(access.execute), local_sockets=access.local_sockets,
-        tcp=bool(access.tcp_ports),
-    )
+    filter_calls(access)
 elif step == "capabilities":
     confine._drop_capabilities()
 elif step == "all":
@@ -145,11 +149,7 @@ import sys
 lifted = sys.argv[1]
 access = gpu_access()
 confine._DENIED_CALLS = tuple(name for name in confine._DENIED_CALLS if name != lifted)
-confine._libc().prctl(38, 1, 0, 0, 0)
-confine._filter_calls(
-    access.cuda_driver, may_execute=bool(access.execute) or lifted == "processes",
-    local_sockets=access.local_sockets, tcp=bool(access.tcp_ports),
-)
+filter_calls(access, may_execute=lifted == "processes")
 cuda_works()
 """
 
