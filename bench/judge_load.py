@@ -526,17 +526,26 @@ def submit(user, exercise) -> int:
 
 
 def wait_finished(ids: list[int], timeout_s: float) -> None:
+    wait_status(ids, FINISHED, timeout_s, "finished")
+
+
+def wait_compiled(ids: list[int], timeout_s: float) -> None:
+    wait_status(ids, {"compiled"}, timeout_s, "compiled")
+
+
+def wait_status(ids: list[int], statuses, timeout_s: float, what: str) -> None:
+    """Wait until every submission of `ids` has one of `statuses`; else say which have not, and where they stand."""
     from apps.submissions.models import Submission
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if Submission.objects.filter(pk__in=ids, status__in=FINISHED).count() == len(ids):
+        if Submission.objects.filter(pk__in=ids, status__in=statuses).count() == len(ids):
             return
         time.sleep(0.05)
-    unfinished = Submission.objects.filter(pk__in=ids).exclude(status__in=FINISHED)
-    rows = unfinished.values_list("pk", "status", "attempts", "gpu_index")
+    rows = Submission.objects.filter(pk__in=ids).exclude(status__in=statuses)
+    rows = rows.values_list("pk", "status", "attempts", "gpu_index")
     raise RuntimeError(
-        f"not every submission finished within {timeout_s:g} s; unfinished (id, status, attempts, gpu): {list(rows)}"
+        f"not every submission {what} within {timeout_s:g} s; the rest (id, status, attempts, gpu): {list(rows)}"
     )
 
 
@@ -613,18 +622,6 @@ def phase_burst(exercise, readers, args, gpus: list[str], size: int | None = Non
     if killed:
         burst["kill"] = killed_job(killed)
     return burst
-
-
-def wait_compiled(ids: list[int], timeout_s: float) -> None:
-    from apps.submissions.models import Submission
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if Submission.objects.filter(pk__in=ids, status="compiled").count() == len(ids):
-            return
-        time.sleep(0.05)
-    rows = Submission.objects.filter(pk__in=ids).exclude(status="compiled").values_list("pk", "status")
-    raise RuntimeError(f"not every submission was compiled within {timeout_s:g} s; the rest (id, status): {list(rows)}")
 
 
 def kill_when_running(ids: list[int], gpu: str, kill, timeout_s: float) -> int:

@@ -24,14 +24,21 @@ SETTING = "kernel.entitlement_writer"
 _TABLE = "accounts_user"
 _FUNCTION = "accounts_user_entitlement_guard"
 _TRIGGER = "accounts_user_entitlement_guard"
-_COLUMNS = ("access_source", "access_from", "access_until", "access_reason", "trial_used_at")
+# Each guarded column, with the value a reader without access has in it (what an insert must leave there).
+_EMPTY = {
+    "access_source": "''",
+    "access_from": "NULL",
+    "access_until": "NULL",
+    "access_reason": "''",
+    "trial_used_at": "NULL",
+}
+_COLUMNS = tuple(_EMPTY)
 
 _GUARD_SQL = f"""
 CREATE OR REPLACE FUNCTION {_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        IF NEW.access_source <> '' OR NEW.access_from IS NOT NULL OR NEW.access_until IS NOT NULL
-           OR NEW.access_reason <> '' OR NEW.trial_used_at IS NOT NULL THEN
+        IF {" OR ".join(f"NEW.{c} IS DISTINCT FROM {empty}" for c, empty in _EMPTY.items())} THEN
             RAISE EXCEPTION 'a new reader starts without access: the entitlement service writes it (%)', '{_FUNCTION}'
                 USING ERRCODE = 'integrity_constraint_violation';
         END IF;
